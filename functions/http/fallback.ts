@@ -1,0 +1,21 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { ApiError } from '#shared/http/errors';
+import { errorEnvelope, requestContext } from '#shared/http/middleware';
+import { resolveRoute } from '#shared/routes';
+
+/** Catches every request no route row matched: 405 on a known path, else 404. */
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+  .use(requestContext())
+  .use(errorEnvelope())
+  .handler(async (event) => {
+    const api = event.path.startsWith('/api/') ? 'email' : 'chat';
+    const match = resolveRoute(api, event.httpMethod, event.path);
+    if (match.kind === 'method_not_allowed') {
+      throw new ApiError(405, 'method_not_allowed', `Method ${event.httpMethod} is not allowed on ${event.path}`, undefined, {
+        Allow: match.allowed.join(', '),
+      });
+    }
+    throw new ApiError(404, 'route_not_found', `Unrecognized request URL (${event.httpMethod}: ${event.path})`);
+  });
+

@@ -1,0 +1,9 @@
+import { chatEndpoint } from '#shared/http/chat';
+import { listMessages } from '#shared/messaging/messages';
+import { listResponse, presentMessages } from '#shared/messaging/present';
+import { listMessagesQuery } from '#shared/messaging/schemas';
+
+export const handler = chatEndpoint({ query: listMessagesQuery }, async ({ principal, query }) => {
+  const page = await listMessages(principal, query);
+  return { body: listResponse(await presentMessages(principal.accountId, page.items), page.hasMore) };
+});

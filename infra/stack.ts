@@ -1,0 +1,114 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { tableDefinition } from '../shared/db/table-definition.ts';
+import { queues, type QueueDefinition } from '../shared/queues.ts';
+import { workers, type ApiName, type QueueName, type Worker } from '../shared/routes.ts';
+import { apiNames, buildApi, type BuiltApi } from './api.ts';
+import { createFunction, pascalCase, type FunctionDeps } from './functions.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export interface ServerlessMessagingStackProps extends StackProps {
+  /** Where `<handler>.ts` entries live; tests point this at stubs. Default `<repo>/functions`. */
+  functionsDir?: string;
+}
+
+/** AWS: an SQS event source's visibility timeout should be at least six times the function timeout. */
+export function assertWorkerFitsQueue(worker: Pick<Worker, 'name' | 'timeoutSeconds'>, queue: QueueDefinition): void {
+  if (queue.visibilityTimeoutSeconds < 6 * worker.timeoutSeconds) {
+    throw new Error(
+      `queue '${queue.name}' visibilityTimeoutSeconds (${queue.visibilityTimeoutSeconds}) must be >= 6 x ` +
+        `worker '${worker.name}' timeoutSeconds (${worker.timeoutSeconds})`,
+    );
+  }
+}
+
+export class ServerlessMessagingStack extends Stack {
+  readonly table: Table;
+  readonly queues: Record<QueueName, Queue>;
+  readonly apis = new Map<ApiName, BuiltApi>();
+  readonly workerFunctions = new Map<Worker, NodejsFunction>();
+
+  constructor(scope: Construct, id: string, props: ServerlessMessagingStackProps = {}) {
+    super(scope, id, props);
+    for (const worker of workers) assertWorkerFitsQueue(worker, queues[worker.queue]);
+
+    this.table = this.createTable();
+    this.queues = this.createQueues();
+    const deps: FunctionDeps = {
+      repoRoot: REPO_ROOT,
+      functionsDir: props.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      table: this.table,
+      queues: this.queues,
+    };
+
+    for (const apiName of apiNames()) {
+      const built = buildApi(this, apiName, deps);
+      this.apis.set(apiName, built);
+      new CfnOutput(this, `${pascalCase(apiName)}ApiUrl`, {
+        value: built.baseUrl,
+        description: `${apiName} API base URL (append /v1/...)`,
+      });
+    }
+
+    for (const worker of workers) {
+      const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps);
+      fn.addEventSource(
+        new SqsEventSource(this.queues[worker.queue], { batchSize: worker.batchSize, reportBatchItemFailures: true }),
+      );
+      this.workerFunctions.set(worker, fn);
+    }
+
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+  }
+
+  private createTable(): Table {
+    const key = (name: string) => ({ name, type: AttributeType.STRING });
+    const table = new Table(this, 'Table', {
+      partitionKey: key(tableDefinition.partitionKey),
+      sortKey: key(tableDefinition.sortKey),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: tableDefinition.timeToLiveAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    for (const index of tableDefinition.globalSecondaryIndexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: key(index.partitionKey),
+        sortKey: key(index.sortKey),
+        projectionType: ProjectionType.ALL,
+      });
+    }
+    return table;
+  }
+
+  private createQueues(): Record<QueueName, Queue> {
+    const entries = Object.entries(queues) as [QueueName, QueueDefinition][];
+    return Object.fromEntries(
+      entries.map(([key, def]) => {
+        const id = pascalCase(key);
+        const common = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
+        const dlq = new Queue(this, `${id}DeadLetterQueue`, {
+          ...common,
+          queueName: `${this.stackName}-${def.name}-dlq`,
+          retentionPeriod: Duration.days(14),
+        });
+        const queue = new Queue(this, `${id}Queue`, {
+          ...common,
+          queueName: `${this.stackName}-${def.name}`,
+          visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
+          deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
+        });
+        new CfnOutput(this, `${id}QueueUrl`, { value: queue.queueUrl });
+        return [key, queue];
+      }),
+    ) as Record<QueueName, Queue>;
+  }
+}

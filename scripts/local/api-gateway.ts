@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { gatewayError } from '#shared/http/gateway-responses';
+import { authorizer, fallback, resolveRoute, type ApiName } from '#shared/routes';
+import { invoke } from './lambda.ts';
+
+export interface HttpRequest {
+  method: string;
+  /** Path and query string, as in an HTTP request line. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** API Gateway's REST payload limit is 10 MB; the handlers enforce the contract's smaller one. */
+const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
+
+/**
+ * Emulates API Gateway REST with proxy integrations: route from the shared
+ * route table, run the TOKEN authorizer, build the v1 proxy event, invoke the
+ * real handler. Both the local server and the in-process tests go through it.
+ */
+export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIGatewayProxyResult> {
+  const requestId = randomUUID();
+  const url = new URL(request.url, 'http://localhost');
+  const path = decodeURI(url.pathname).replace(/\/+$/, '') || '/';
+  if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId);
+
+  const match = resolveRoute(api, request.method.toUpperCase(), path);
+  const event = proxyEvent(request, url, path, requestId);
+  if (match.kind !== 'route') return invoke(fallback.handler, { ...event, resource: '/{proxy+}' });
+
+  const token = headerValue(request.headers, 'authorization');
+  if (!token) return gatewayError('UNAUTHORIZED', requestId);
+  let auth: APIGatewayAuthorizerResult;
+  try {
+    auth = await invoke(authorizer.handler, {
+      type: 'TOKEN',
+      authorizationToken: token,
+      methodArn: `arn:aws:execute-api:local:000000000000:${api}/prod/${match.route.method}${match.route.path}`,
+    });
+  } catch {
+    return gatewayError('UNAUTHORIZED', requestId);
+  }
+  return invoke(
+    match.route.handler,
+    {
+      ...event,
+      resource: match.route.path,
+      pathParameters: Object.keys(match.pathParameters).length ? match.pathParameters : null,
+      requestContext: {
+        ...event.requestContext,
+        resourcePath: match.route.path,
+        authorizer: { ...auth.context, principalId: auth.principalId },
+      },
+    },
+    match.route.timeoutSeconds ?? 10,
+  );
+}
+
+const headerValue = (headers: HttpRequest['headers'], name: string) => {
+  const value = headers[name] ?? headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(',') : value;
+};
+
+function proxyEvent(request: HttpRequest, url: URL, path: string, requestId: string): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    const values = Array.isArray(value) ? value : [value];
+    headers[name] = values.join(',');
+    multiValueHeaders[name] = values;
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    query[name] = value; // API Gateway keeps the last value of a repeated parameter
+    (multiQuery[name] ??= []).push(value);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  return {
+    resource: path,
+    path,
+    httpMethod: request.method.toUpperCase(),
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: null,
+    stageVariables: null,
+    body: request.body === '' ? null : request.body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: 'HTTP/1.1',
+      httpMethod: request.method.toUpperCase(),
+      identity: { sourceIp: '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: `/prod${path}`,
+      stage: 'prod',
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: path,
+    },
+  };
+}

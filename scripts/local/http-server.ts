@@ -1,0 +1,52 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { ApiName } from '#shared/routes';
+import { dispatch } from './api-gateway.ts';
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+
+export interface RunningApi {
+  url: string;
+  server: Server;
+  close: () => Promise<void>;
+}
+
+/** Serves one API over real HTTP on loopback through the API Gateway emulation. */
+export async function startApiServer(api: ApiName, port: number, host = '127.0.0.1'): Promise<RunningApi> {
+  const server = createServer(async (req, res) => {
+    try {
+      const result = await dispatch(api, {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: req.headers,
+        body: await readBody(req),
+      });
+      res.writeHead(result.statusCode, result.headers as Record<string, string>);
+      res.end(result.body);
+    } catch (error) {
+      // A handler that throws is a bug: answer like API Gateway's DEFAULT_5XX, never with the error text.
+      console.error(error);
+      res.writeHead(502, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'api_error', code: 'internal_error', message: 'An internal error occurred' } }));
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as { port: number };
+  return {
+    url: `http://${host}:${address.port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+
+/** Loads `functions/<handler>.ts` the way Lambda loads a bundle: once, then reused. */
+const modules = new Map<string, Promise<{ handler: (...args: unknown[]) => Promise<unknown> }>>();
+
+export function loadHandler(handler: string) {
+  let loaded = modules.get(handler);
+  if (!loaded) {
+    loaded = import(new URL(`../../functions/${handler}.ts`, import.meta.url).href);
+    modules.set(handler, loaded);
+  }
+  return loaded.then((m) => m.handler);
+}
+
+/** The slice of Lambda's context object the handlers use. */
+export function lambdaContext(functionName: string, timeoutSeconds: number): Context {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export async function invoke<T>(handler: string, event: unknown, timeoutSeconds = 10): Promise<T> {
+  const fn = await loadHandler(handler);
+  return (await fn(event, lambdaContext(handler.replaceAll('/', '-'), timeoutSeconds))) as T;
+}

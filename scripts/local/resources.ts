@@ -1,0 +1,52 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { createTableInput, tableDefinition } from '#shared/db/table-definition';
+import { queues, queueUrlEnv } from '#shared/queues';
+
+/** Creates the table exactly as the CDK stack defines it (same definition module). */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: tableDefinition.timeToLiveAttribute, Enabled: true },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  await client.send(new DescribeTableCommand({ TableName: tableName }));
+}
+
+/** Creates every queue of the shared definitions with its dead-letter queue; returns env vars with their URLs. */
+export async function ensureQueues(client: SQSClient, prefix: string): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const [key, definition] of Object.entries(queues)) {
+    const dlq = await client.send(new CreateQueueCommand({ QueueName: `${prefix}-${definition.name}-dlq` }));
+    const dlqArn = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }),
+    );
+    const queue = await client.send(
+      new CreateQueueCommand({
+        QueueName: `${prefix}-${definition.name}`,
+        Attributes: {
+          VisibilityTimeout: String(definition.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn.Attributes!.QueueArn,
+            maxReceiveCount: definition.maxReceiveCount,
+          }),
+        },
+      }),
+    );
+    env[queueUrlEnv(key as keyof typeof queues)] = queue.QueueUrl!;
+    env[`${queueUrlEnv(key as keyof typeof queues).replace(/_URL$/, '')}_DLQ_URL`] = dlq.QueueUrl!;
+  }
+  return env;
+}

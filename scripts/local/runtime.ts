@@ -1,0 +1,116 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { resetConfig } from '#shared/config';
+import { resetDb } from '#shared/db/client';
+import { queueUrlEnv } from '#shared/queues';
+import { workers } from '#shared/routes';
+import { startDynamoDbLocal, type RunningService } from './dynamodb.ts';
+import { startEventSource } from './event-source.ts';
+import { startApiServer, type RunningApi } from './http-server.ts';
+import { ensureQueues, ensureTable } from './resources.ts';
+import { startSqsEmulator } from './sqs.ts';
+
+export interface LocalStackOptions {
+  tableName?: string;
+  /** Keep DynamoDB data here across restarts; in memory when absent. */
+  dataDir?: string;
+  dynamoPort?: number;
+  sqsPort?: number;
+  /** Ports for the HTTP APIs; null serves none (in-process tests). */
+  chatPort?: number | null;
+  /** Run the queue workers like Lambda's event source mappings. */
+  workers?: boolean;
+}
+
+export interface LocalStack {
+  env: Record<string, string>;
+  chatUrl?: string;
+  stop: () => Promise<void>;
+}
+
+const REGION = 'us-east-1';
+const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export interface Backends {
+  env: Record<string, string>;
+  stop: () => Promise<void>;
+}
+
+/** DynamoDB Local and the SQS emulator, with the table and queues created from the shared definitions. */
+export async function startBackends(options: LocalStackOptions = {}): Promise<Backends> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  try {
+    const dynamo: RunningService = await startDynamoDbLocal({ port: options.dynamoPort, dataDir: options.dataDir });
+    stops.push(dynamo.stop);
+    const sqsService = await startSqsEmulator({ port: options.sqsPort });
+    stops.push(sqsService.stop);
+
+    const tableName = options.tableName ?? 'serverless-messaging';
+    const ddb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: REGION, credentials });
+    await ensureTable(ddb, tableName);
+    ddb.destroy();
+    const sqs = new SQSClient({ endpoint: sqsService.endpoint, region: REGION, credentials });
+    const queueEnv = await ensureQueues(sqs, tableName);
+    sqs.destroy();
+    const env: Record<string, string> = {
+      TABLE_NAME: tableName,
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqsService.endpoint,
+      ...queueEnv,
+    };
+    return { env, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Points this process's handlers at the backends: they read the environment, as on Lambda. */
+export function useBackends(env: Record<string, string>): void {
+  Object.assign(process.env, env);
+  resetConfig();
+  resetDb();
+}
+
+/** Runs every worker the way Lambda's SQS event source mapping would. */
+export function startWorkers(env: Record<string, string>, options: { waitSeconds?: number } = {}) {
+  const sqs = new SQSClient({ endpoint: env.AWS_ENDPOINT_URL_SQS, region: REGION, credentials });
+  const sources = workers.map((worker) => startEventSource(sqs, worker, env[queueUrlEnv(worker.queue)]!, options));
+  return {
+    stop: async () => {
+      await Promise.all(sources.map((s) => s.stop()));
+      sqs.destroy();
+    },
+  };
+}
+
+/**
+ * The whole service on this machine: backends, the APIs and the workers,
+ * all running the real handlers in this process.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const backends = await startBackends(options);
+  const stops: (() => Promise<void>)[] = [backends.stop];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  try {
+    useBackends(backends.env);
+    if (options.workers !== false) stops.push(startWorkers(backends.env).stop);
+    let chat: RunningApi | undefined;
+    if (options.chatPort !== null) {
+      chat = await startApiServer('chat', options.chatPort ?? 0);
+      stops.push(chat.close);
+    }
+    return { env: backends.env, chatUrl: chat?.url, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

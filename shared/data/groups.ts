@@ -1,0 +1,30 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client';
+import { keys } from '#shared/db/keys';
+import { newId, nowSeconds } from '#shared/util/ids';
+
+export interface Group {
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: number;
+}
+
+export async function createGroup(input: { accountId: string; name: string }): Promise<Group> {
+  const group: Group = { id: newId('grp'), account_id: input.accountId, name: input.name, created_at: nowSeconds() };
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.group(input.accountId, group.id), type: 'group', ...group },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return group;
+}
+
+export async function getGroup(accountId: string, groupId: string): Promise<Group | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.group(accountId, groupId) }));
+  if (!out.Item) return undefined;
+  const { id, account_id, name, created_at } = out.Item as Group;
+  return { id, account_id, name, created_at };
+}

@@ -1,0 +1,62 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client';
+import { keys } from '#shared/db/keys';
+import { nowSeconds } from '#shared/util/ids';
+
+export interface Principal {
+  accountId: string;
+  contactId: string;
+}
+
+/** Only the hash is stored, so a table dump yields no usable token. */
+export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** 32 random bytes, URL-safe; the prefix makes leaked tokens easy to scan for. */
+export const generateToken = () => `tok_${randomBytes(32).toString('base64url')}`;
+
+export const TOKEN_PATTERN = /^tok_[A-Za-z0-9_-]{43}$/;
+
+export async function issueToken(principal: Principal): Promise<string> {
+  const token = generateToken();
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.token(hashToken(token)),
+        type: 'token',
+        account_id: principal.accountId,
+        contact_id: principal.contactId,
+        created_at: nowSeconds(),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return token;
+}
+
+export async function findPrincipal(token: string): Promise<Principal | undefined> {
+  if (!TOKEN_PATTERN.test(token)) return undefined;
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)) }));
+  if (!out.Item || out.Item.revoked_at !== undefined) return undefined;
+  return { accountId: out.Item.account_id as string, contactId: out.Item.contact_id as string };
+}
+
+/** Returns false when no such token was ever issued. */
+export async function revokeToken(token: string): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.token(hashToken(token)),
+        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': nowSeconds() },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}

@@ -1,0 +1,38 @@
+import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client';
+
+type Key = { pk: string; sk: string };
+
+const chunks = <T>(list: T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, i * size + size));
+
+/** BatchGet of any number of keys, retrying unprocessed keys. */
+export async function batchGet(keyList: Key[]): Promise<Record<string, unknown>[]> {
+  const unique = [...new Map(keyList.map((k) => [`${k.pk}|${k.sk}`, k])).values()];
+  const found: Record<string, unknown>[] = [];
+  for (const chunk of chunks(unique, 100)) {
+    let pending: Key[] = chunk;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await backoff(attempt);
+      const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending } } }));
+      found.push(...(out.Responses?.[tableName()] ?? []));
+      pending = (out.UnprocessedKeys?.[tableName()]?.Keys as Key[] | undefined) ?? [];
+    }
+  }
+  return found;
+}
+
+/** BatchWrite deletes, 25 at a time, retrying unprocessed items. */
+export async function batchDelete(keyList: Key[]): Promise<void> {
+  for (const chunk of chunks(keyList, 25)) {
+    let pending = chunk.map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await backoff(attempt);
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+      pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
+    }
+  }
+}
+
+const backoff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt) * Math.random()));

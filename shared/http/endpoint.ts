@@ -1,0 +1,68 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { z } from 'zod';
+import type { Principal } from '#shared/data/tokens';
+import { parseBody, type MediaType } from '#shared/http/body';
+import { badRequest } from '#shared/http/errors';
+import { withIdempotency } from '#shared/http/idempotency';
+import { authenticate, errorEnvelope, header, requestContext, type AuthedContext } from '#shared/http/middleware';
+import { json } from '#shared/http/response';
+import { validate } from '#shared/http/validation';
+
+export interface EndpointInput<B, Q> {
+  body: B;
+  query: Q;
+  pathId: string;
+  principal: Principal;
+}
+
+export interface Reply {
+  status?: number;
+  body: unknown;
+}
+
+export interface EndpointSpec<B, Q> {
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  /** Accepted body encodings (the messaging API takes both). */
+  media?: readonly MediaType[];
+  /** Honour the Idempotency-Key header (creates). */
+  idempotent?: boolean;
+}
+
+const noParameters = z.strictObject({});
+
+/**
+ * Builds a thin API handler: authenticate, parse, validate with the schemas,
+ * run the domain call, shape the JSON response. Errors become the contract's
+ * envelope in one place (errorEnvelope).
+ */
+export function endpoint<B = Record<string, never>, Q = Record<string, never>>(
+  spec: EndpointSpec<B, Q>,
+  run: (input: EndpointInput<B, Q>) => Promise<Reply>,
+) {
+  const core = async (event: APIGatewayProxyEvent, context: AuthedContext) => {
+    const raw = parseBody(event.body, event.isBase64Encoded, header(event, 'content-type'), spec.media ?? ['json']);
+    const body = validate((spec.body ?? noParameters) as z.ZodType<B>, raw, 'body');
+    const query = validate((spec.query ?? noParameters) as z.ZodType<Q>, event.queryStringParameters ?? {}, 'query');
+    const principal = context.principal!;
+    const input = { body, query, pathId: event.pathParameters?.id ?? '', principal };
+    const execute = async () => {
+      const reply = await run(input);
+      return json(reply.status ?? 200, reply.body);
+    };
+    if (!spec.idempotent) return execute();
+    const key = header(event, 'idempotency-key');
+    if (key === undefined) return execute();
+    if (key.length === 0 || key.length > 255) {
+      throw badRequest('Idempotency-Key must be 1 to 255 characters', 'Idempotency-Key');
+    }
+    return withIdempotency(principal.accountId, key, JSON.stringify([event.httpMethod, event.path, body]), execute);
+  };
+
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(requestContext())
+    .use(errorEnvelope())
+    .use(authenticate())
+    .handler((event, context) => core(event, context as AuthedContext));
+}

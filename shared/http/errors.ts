@@ -1,0 +1,50 @@
+/**
+ * Typed errors the domain throws; the error middleware maps them, and only
+ * them, to the contract's envelope. Anything else becomes an opaque 500.
+ */
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'api_error';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  get type(): ErrorType {
+    if (this.status === 401) return 'authentication_error';
+    if (this.status === 429) return 'rate_limit_error';
+    if (this.status >= 500) return 'api_error';
+    return 'invalid_request_error';
+  }
+
+  toBody() {
+    return {
+      error: {
+        type: this.type,
+        code: this.code,
+        message: this.message,
+        ...(this.param === undefined ? {} : { param: this.param }),
+      },
+    };
+  }
+}
+
+export const badRequest = (message: string, param?: string, code = 'parameter_invalid') =>
+  new ApiError(400, code, message, param);
+
+export const notFound = (what: string, id: string, param?: string) =>
+  new ApiError(404, 'resource_missing', `No such ${what}: '${id}'`, param);
+
+export const unauthorized = (message = 'Invalid or missing bearer token') =>
+  new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer' });
+
+export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
+
+export const unprocessable = (message: string, code = 'unprocessable') => new ApiError(422, code, message);
+
+export const internal = () => new ApiError(500, 'internal_error', 'An internal error occurred');

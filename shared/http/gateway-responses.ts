@@ -1,0 +1,67 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+
+/**
+ * Errors API Gateway itself answers (before any handler runs), in the
+ * contract's envelope. The CDK stack installs these as gateway responses;
+ * the local adapter answers with the same ones.
+ */
+export const gatewayResponses = {
+  UNAUTHORIZED: {
+    statusCode: 401,
+    type: 'authentication_error',
+    code: 'unauthorized',
+    message: 'Invalid or missing bearer token',
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  },
+  ACCESS_DENIED: {
+    statusCode: 401,
+    type: 'authentication_error',
+    code: 'unauthorized',
+    message: 'Invalid or missing bearer token',
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  },
+  REQUEST_TOO_LARGE: {
+    statusCode: 413,
+    type: 'invalid_request_error',
+    code: 'body_too_large',
+    message: 'Request body is too large',
+    headers: {},
+  },
+  THROTTLED: {
+    statusCode: 429,
+    type: 'rate_limit_error',
+    code: 'rate_limited',
+    message: 'Too many requests',
+    headers: {},
+  },
+  DEFAULT_4XX: {
+    statusCode: undefined,
+    type: 'invalid_request_error',
+    code: 'bad_request',
+    message: 'The request could not be processed',
+    headers: {},
+  },
+  DEFAULT_5XX: {
+    statusCode: undefined,
+    type: 'api_error',
+    code: 'internal_error',
+    message: 'An internal error occurred',
+    headers: {},
+  },
+} as const;
+
+export type GatewayResponseType = keyof typeof gatewayResponses;
+
+export const gatewayResponseBody = (type: GatewayResponseType) => {
+  const { type: errorType, code, message } = gatewayResponses[type];
+  return { error: { type: errorType, code, message } };
+};
+
+export function gatewayError(type: 'UNAUTHORIZED' | 'REQUEST_TOO_LARGE', requestId: string): APIGatewayProxyResult {
+  const definition = gatewayResponses[type];
+  return {
+    statusCode: definition.statusCode,
+    headers: { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...definition.headers },
+    body: JSON.stringify(gatewayResponseBody(type)),
+  };
+}

@@ -1,0 +1,79 @@
+import type middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { findPrincipal, type Principal } from '#shared/data/tokens';
+import { ApiError, internal, unauthorized } from '#shared/http/errors';
+import { errorResponse } from '#shared/http/response';
+import { describeError, logger } from '#shared/util/logger';
+
+/** The invocation context, carrying who called once authenticate() ran. */
+export type AuthedContext = Context & { principal?: Principal };
+type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+
+/** Lower-cased header lookup: API Gateway REST passes names as the client sent them. */
+export const header = (event: APIGatewayProxyEvent, name: string): string | undefined => {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === wanted) return value ?? undefined;
+  return undefined;
+};
+
+const requestIdOf = (event: APIGatewayProxyEvent, context: Context) =>
+  event.requestContext?.requestId ?? context.awsRequestId;
+
+/** Every response, success or error, carries X-Request-Id; every log line the same id. */
+export const requestContext = (): Middleware => ({
+  before: (request) => {
+    logger.withContext({
+      request_id: requestIdOf(request.event, request.context),
+      method: request.event.httpMethod,
+      path: request.event.path,
+    });
+  },
+  after: (request) => {
+    const response = request.response!;
+    response.headers = { ...response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
+    logger.info('request completed', { status: response.statusCode });
+  },
+  onError: (request) => {
+    const response = request.response!;
+    response.headers = { ...response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
+    logger.info('request completed', { status: response.statusCode });
+  },
+});
+
+/** Maps typed errors to the contract's envelope; anything unexpected is logged and hidden. */
+export const errorEnvelope = (): Middleware => ({
+  onError: (request) => {
+    const error = request.error;
+    if (error instanceof ApiError) {
+      request.response = errorResponse(error);
+      return;
+    }
+    logger.error('unhandled error', describeError(error));
+    request.response = errorResponse(internal());
+  },
+});
+
+export const bearerToken = (authorization: string | undefined): string | undefined => {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return match?.[1];
+};
+
+/**
+ * API Gateway's Lambda authorizer has already resolved the token when its
+ * context is present. Without it (the local server, or LocalStack's free
+ * plan, which ignores authorizers) the same lookup runs here.
+ */
+export const authenticate = (): Middleware => ({
+  before: async (request) => {
+    const fromAuthorizer = request.event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+    let principal: Principal | undefined;
+    if (typeof fromAuthorizer?.accountId === 'string' && typeof fromAuthorizer.contactId === 'string') {
+      principal = { accountId: fromAuthorizer.accountId, contactId: fromAuthorizer.contactId };
+    } else {
+      const token = bearerToken(header(request.event, 'authorization'));
+      principal = token ? await findPrincipal(token) : undefined;
+    }
+    if (!principal) throw unauthorized();
+    (request.context as AuthedContext).principal = principal;
+  },
+});

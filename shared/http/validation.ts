@@ -1,0 +1,27 @@
+import type { z } from 'zod';
+import { badRequest } from '#shared/http/errors';
+
+/** `['attachments', 0, 'url']` → `attachments[0][url]`, the name a form client sent. */
+export const paramName = (path: readonly PropertyKey[]) =>
+  path.map((p, i) => (i === 0 ? String(p) : `[${String(p)}]`)).join('');
+
+/** Parses with a schema, turning the first issue into the contract's 400. */
+export function validate<T>(schema: z.ZodType<T>, input: unknown, where: 'body' | 'query'): T {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  // A misspelt parameter is the likelier mistake, so name it before any value problem.
+  const issues = result.error.issues;
+  const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    const name = paramName([...issue.path, issue.keys[0]!]);
+    return fail(`Unknown ${where === 'query' ? 'query ' : ''}parameter: ${name}`, name, 'parameter_unknown');
+  }
+  const name = issue.path.length > 0 ? paramName(issue.path) : undefined;
+  const missing = issue.code === 'invalid_type' && issue.input === undefined;
+  if (missing) return fail(`Missing required parameter: ${name}`, name, 'parameter_missing');
+  return fail(name ? `Invalid ${name}: ${issue.message}` : issue.message, name, 'parameter_invalid');
+}
+
+const fail = (message: string, param: string | undefined, code: string): never => {
+  throw badRequest(message, param, code);
+};

@@ -1,0 +1,71 @@
+import * as contacts from '#shared/data/contacts';
+import * as conversations from '#shared/data/conversations';
+import * as groups from '#shared/data/groups';
+import { getMessage } from '#shared/data/messages';
+import type { Principal } from '#shared/data/tokens';
+import { badRequest, notFound } from '#shared/http/errors';
+import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
+import { startPurge } from '#shared/messaging/purge';
+import { nowSeconds } from '#shared/util/ids';
+
+export async function openConversation(who: Principal, input: { contact_id?: string; group_id?: string }) {
+  if ((input.contact_id === undefined) === (input.group_id === undefined)) {
+    throw badRequest('Provide exactly one of contact_id or group_id', input.contact_id ? 'group_id' : 'contact_id');
+  }
+  if (input.contact_id !== undefined) {
+    if (!(await contacts.getContact(who.accountId, input.contact_id))) throw notFound('contact', input.contact_id, 'contact_id');
+    return conversations.openConversation(who.accountId, who.contactId, { contactId: input.contact_id });
+  }
+  if (!(await groups.getGroup(who.accountId, input.group_id!))) throw notFound('group', input.group_id!, 'group_id');
+  return conversations.openConversation(who.accountId, who.contactId, { groupId: input.group_id! });
+}
+
+export async function getConversation(who: Principal, id: string) {
+  const conversation = await conversations.getConversation(who.accountId, id);
+  if (!conversation) throw notFound('conversation', id, 'id');
+  return conversation;
+}
+
+export async function listConversations(
+  who: Principal,
+  query: CursorQuery & { muted?: boolean; archived?: boolean; pinned?: boolean; group_id?: string },
+) {
+  const page = await cursorPage(query, async (id) => !!(await conversations.getConversation(who.accountId, id)));
+  return conversations.listConversations(
+    who.accountId,
+    { muted: query.muted, archived: query.archived, pinned: query.pinned, groupId: query.group_id },
+    page,
+  );
+}
+
+export interface ConversationUpdate {
+  pinned_message_id?: string | null;
+  is_pinned?: boolean;
+  is_muted?: boolean;
+  archived_at?: number | null;
+  opened?: boolean;
+}
+
+export async function updateConversation(who: Principal, id: string, update: ConversationUpdate) {
+  await getConversation(who, id);
+  if (typeof update.pinned_message_id === 'string') {
+    const message = await getMessage(who.accountId, update.pinned_message_id);
+    if (!message || message.conversation_id !== id) {
+      throw badRequest('pinned_message_id must be a message of this conversation', 'pinned_message_id');
+    }
+  }
+  const { opened, ...changes } = update;
+  const updated = await conversations.updateConversation(who.accountId, id, {
+    ...changes,
+    ...(opened ? { last_opened_at: nowSeconds() } : {}),
+  });
+  if (!updated) throw notFound('conversation', id, 'id');
+  return updated;
+}
+
+/** Gone for readers at once; its messages are purged now and, if many, continued from the queue. */
+export async function deleteConversation(who: Principal, id: string, deadline: number) {
+  const deleted = await conversations.deleteConversation(who.accountId, id);
+  if (!deleted) throw notFound('conversation', id, 'id');
+  await startPurge(who.accountId, id, deadline);
+}

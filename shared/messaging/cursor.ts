@@ -1,0 +1,33 @@
+import type { CursorPageRequest } from '#shared/db/paging';
+import { badRequest } from '#shared/http/errors';
+
+export interface CursorQuery {
+  limit?: number;
+  starting_after?: string;
+  ending_before?: string;
+}
+
+export const DEFAULT_LIMIT = 10;
+
+/**
+ * Checks the cursor parameters and that the cursor id is an item of the list
+ * being paged (`isInList`), as the contract wants a 400 otherwise.
+ */
+export async function cursorPage(
+  query: CursorQuery,
+  isInList: (id: string) => Promise<boolean>,
+): Promise<CursorPageRequest> {
+  if (query.starting_after !== undefined && query.ending_before !== undefined) {
+    throw badRequest('Use either starting_after or ending_before, not both', 'ending_before');
+  }
+  const param = query.starting_after !== undefined ? 'starting_after' : 'ending_before';
+  const cursor = query.starting_after ?? query.ending_before;
+  if (cursor !== undefined && !(await isInList(cursor))) {
+    throw badRequest(`${param} must be the id of an item in this list`, param, 'invalid_cursor');
+  }
+  return {
+    limit: query.limit ?? DEFAULT_LIMIT,
+    ...(query.starting_after !== undefined ? { startingAfter: query.starting_after } : {}),
+    ...(query.ending_before !== undefined ? { endingBefore: query.ending_before } : {}),
+  };
+}

@@ -1,0 +1,50 @@
+import type { Contact } from '#shared/data/contacts';
+import { getContacts } from '#shared/data/contacts';
+import type { Conversation } from '#shared/data/conversations';
+import type { Message } from '#shared/data/messages';
+import { presentReactions } from '#shared/messaging/reactions';
+
+/** The public shapes: exactly the documented fields, nothing internal. */
+export const presentConversation = (c: Conversation) => ({
+  id: c.id,
+  contact_id: c.contact_id,
+  group_id: c.group_id,
+  pinned_message_id: c.pinned_message_id,
+  is_pinned: c.is_pinned,
+  is_muted: c.is_muted,
+  last_active_at: c.last_active_at,
+  last_opened_at: c.last_opened_at,
+  created_at: c.created_at,
+  archived_at: c.archived_at,
+});
+
+const presentContact = (c: Contact) => ({
+  id: c.id,
+  username: c.username,
+  phone_number: c.phone_number,
+  avatar_url: c.avatar_url,
+  last_active_at: c.last_active_at,
+  created_at: c.created_at,
+});
+
+const presentMessage = (m: Message, contact: Contact | undefined) => ({
+  id: m.id,
+  conversation_id: m.conversation_id,
+  contact: contact
+    ? presentContact(contact)
+    : { id: m.contact_id, username: null, phone_number: null, avatar_url: null, last_active_at: null, created_at: null },
+  message: m.message,
+  reactions: presentReactions(m.reactions),
+  attachments: m.attachments.map(({ id, type, url, name, mime_type, size }) => ({ id, type, url, name, mime_type, size })),
+  read_at: m.read_at,
+  created_at: m.created_at,
+  updated_at: m.updated_at,
+});
+
+/** Embeds each sender's current contact record (one batch read per page). */
+export async function presentMessages(accountId: string, messages: Message[]) {
+  const contacts = await getContacts(accountId, [...new Set(messages.map((m) => m.contact_id))]);
+  return messages.map((m) => presentMessage(m, contacts.get(m.contact_id)));
+}
+
+export const listResponse = <T>(data: T[], hasMore: boolean) => ({ has_more: hasMore, data });

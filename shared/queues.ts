@@ -1,0 +1,19 @@
+/**
+ * Queue definitions shared by the CDK stack and the local runtime.
+ * visibilityTimeoutSeconds is at least six times the consuming worker's
+ * timeout, as AWS recommends for SQS event sources.
+ */
+export interface QueueDefinition {
+  /** Suffix of the physical name; the local runtime uses it as the queue name. */
+  name: string;
+  visibilityTimeoutSeconds: number;
+  /** Receives before a message is moved to the dead-letter queue. */
+  maxReceiveCount: number;
+}
+
+export const queues = {
+  purge: { name: 'purge', visibilityTimeoutSeconds: 360, maxReceiveCount: 5 },
+} as const satisfies Record<string, QueueDefinition>;
+
+/** Environment variable through which a function learns a queue's URL. */
+export const queueUrlEnv = (queue: keyof typeof queues) => `${queue.toUpperCase()}_QUEUE_URL`;

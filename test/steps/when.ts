@@ -1,0 +1,104 @@
+import type { ApiName } from '#shared/routes';
+import { dispatch } from '../../scripts/local/api-gateway.ts';
+import { startApiServer, type RunningApi } from '../../scripts/local/http-server.ts';
+
+/**
+ * The same cases run three ways: in-process through the API Gateway
+ * emulation (`handler`), over real sockets against the local server (`http`),
+ * or against a deployed stack when CHAT_BASE_URL is set (`remote`).
+ */
+export type Transport = 'handler' | 'http' | 'remote';
+
+export const transports = (): Transport[] => (process.env.CHAT_BASE_URL ? ['remote'] : ['handler', 'http']);
+
+export interface CallOptions {
+  token?: string | null;
+  query?: Record<string, string | number | boolean>;
+  /** Form body: repeated keys as arrays (`reactions[x][]`). */
+  form?: Record<string, string | number | boolean | (string | number)[]>;
+  json?: unknown;
+  /** Raw body with an explicit Content-Type, for malformed-input tests. */
+  raw?: { body: string; contentType?: string };
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  // Responses are JSON read by assertions; `any` keeps the test code short.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  text: string;
+}
+
+export interface ApiClient {
+  call(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+function encode(options: CallOptions): { body: string; contentType?: string } {
+  if (options.raw) return options.raw;
+  if (options.json !== undefined) return { body: JSON.stringify(options.json), contentType: 'application/json' };
+  if (options.form) {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(options.form)) {
+      for (const v of Array.isArray(value) ? value : [value]) params.append(key, String(v));
+    }
+    return { body: params.toString(), contentType: 'application/x-www-form-urlencoded' };
+  }
+  return { body: '' };
+}
+
+function requestParts(path: string, options: CallOptions) {
+  const query = options.query
+    ? `?${new URLSearchParams(Object.entries(options.query).map(([k, v]): [string, string] => [k, String(v)]))}`
+    : '';
+  const { body, contentType } = encode(options);
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (contentType && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+    headers['Content-Type'] = contentType;
+  }
+  if (options.token !== null && options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
+  return { url: `${path}${query}`, body, headers };
+}
+
+const lowerKeys = (headers: Record<string, unknown> = {}) =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), String(v)]));
+
+const parse = (text: string) => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+export async function apiClient(api: ApiName, transport: Transport): Promise<ApiClient> {
+  if (transport === 'handler') {
+    return {
+      async call(method, path, options = {}) {
+        const { url, body, headers } = requestParts(path, options);
+        const result = await dispatch(api, { method, url, headers, body });
+        return { status: result.statusCode, headers: lowerKeys(result.headers), body: parse(result.body), text: result.body };
+      },
+      close: async () => undefined,
+    };
+  }
+  let server: RunningApi | undefined;
+  let base: string;
+  if (transport === 'remote') {
+    base = (api === 'chat' ? process.env.CHAT_BASE_URL : process.env.EMAIL_BASE_URL)!.replace(/\/$/, '');
+  } else {
+    server = await startApiServer(api, 0);
+    base = server.url;
+  }
+  return {
+    async call(method, path, options = {}) {
+      const { url, body, headers } = requestParts(path, options);
+      const response = await fetch(`${base}${url}`, { method, headers, body: body === '' ? undefined : body });
+      const text = await response.text();
+      return { status: response.status, headers: Object.fromEntries(response.headers), body: parse(text), text };
+    },
+    close: async () => server?.close(),
+  };
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // One DynamoDB Local and one SQS emulator for the whole run; every test makes its own accounts.
+    globalSetup: ['test/setup/backends.ts'],
+    setupFiles: ['test/setup/env.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
