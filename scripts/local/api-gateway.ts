@@ -59,7 +59,8 @@ export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIG
 }
 
 const headerValue = (headers: HttpRequest['headers'], name: string) => {
-  const value = headers[name] ?? headers[name.toLowerCase()];
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : headers[key];
   return Array.isArray(value) ? value.join(',') : value;
 };
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { ApiName } from '#shared/routes';
 import { dispatch } from './api-gateway.ts';
@@ -31,9 +32,14 @@ export async function startApiServer(api: ApiName, port: number, host = '127.0.0
     } catch (error) {
       // A handler that throws is a bug: answer like API Gateway's DEFAULT_5XX, never with the error text.
       console.error(error);
-      res.writeHead(502, { 'Content-Type': 'application/json' });
+      res.writeHead(502, { 'Content-Type': 'application/json', 'X-Request-Id': randomUUID() });
       res.end(JSON.stringify({ error: { type: 'api_error', code: 'internal_error', message: 'An internal error occurred' } }));
     }
+  });
+  // Requests Node cannot even parse get the envelope too, as API Gateway's DEFAULT_4XX would give.
+  server.on('clientError', (_error, socket) => {
+    const body = JSON.stringify({ error: { type: 'invalid_request_error', code: 'bad_request', message: 'Malformed HTTP request' } });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -10,7 +10,7 @@ export function validate<T>(schema: z.ZodType<T>, input: unknown, where: 'body' 
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   // A misspelt parameter is the likelier mistake, so name it before any value problem.
-  const issues = result.error.issues;
+  const issues = result.error.issues.map(mostSpecific);
   const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!;
   if (issue.code === 'unrecognized_keys') {
     const name = paramName([...issue.path, issue.keys[0]!]);
@@ -20,6 +20,22 @@ export function validate<T>(schema: z.ZodType<T>, input: unknown, where: 'body' 
   const missing = issue.code === 'invalid_type' && issue.input === undefined;
   if (missing) return fail(`Missing required parameter: ${name}`, name, 'parameter_missing');
   return fail(name ? `Invalid ${name}: ${issue.message}` : issue.message, name, 'parameter_invalid');
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union (e.g. "an attachment list, or empty to clear") fails as a whole;
+ * the branch that got deepest into the value says best what is wrong.
+ */
+function mostSpecific(issue: Issue): Issue {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  const candidates = issue.errors.flat().map((inner) => {
+    const resolved = mostSpecific(inner);
+    return { ...resolved, path: [...issue.path, ...resolved.path] } as Issue;
+  });
+  const deepest = candidates.reduce((best, c) => (c.path.length > best.path.length ? c : best));
+  return deepest.path.length > issue.path.length ? deepest : issue;
 }
 
 const fail = (message: string, param: string | undefined, code: string): never => {

@@ -9,7 +9,8 @@ export const MAX_ATTACHMENTS = 10;
 const httpsUrl = z
   .string()
   .max(2048, 'is too long')
-  .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', { error: 'must be an https URL' });
+  .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', { error: 'must be an https URL' })
+  .transform((value) => new URL(value).href);
 
 export const attachmentInput = z.strictObject({
   type: z.enum(['image', 'video', 'audio', 'file'], { error: 'must be one of image, video, audio, file' }),

@@ -17,7 +17,7 @@ export const reactionName = z
 
 const contactName = z.string().min(1, 'must not be empty').max(100, 'is too long');
 /** `reactions[name][]=a` gives a list, `reactions[name]=a` a string, `reactions[name]=` unsets. */
-const contactsValue = z.union([z.array(contactName).max(MAX_CONTACTS_PER_REACTION), z.literal(''), z.null(), contactName]);
+const contactsValue = z.union([z.array(contactName).min(1, 'must name at least one contact').max(MAX_CONTACTS_PER_REACTION), z.literal(''), z.null(), contactName]);
 const reactionMap = z.record(z.string(), contactsValue);
 
 /** Accepts `{name: [...]}`, the documented array form `[{name: [...]}]`, or an empty value to clear all. */

@@ -1,6 +1,9 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { ApiName } from '#shared/routes';
 import { dispatch } from '../../scripts/local/api-gateway.ts';
 import { startApiServer, type RunningApi } from '../../scripts/local/http-server.ts';
+import { assertMatchesOpenApi } from './openapi.ts';
 
 /**
  * The same cases run three ways: in-process through the API Gateway
@@ -73,7 +76,44 @@ const parse = (text: string) => {
   }
 };
 
+/** node:http rather than fetch: fetch refuses a body on GET, which hostile-input tests send. */
+function send(url: string, method: string, headers: Record<string, string>, body: string) {
+  return new Promise<{ status: number; headers: Record<string, string>; text: string }>((resolve, reject) => {
+    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: lowerKeys(response.headers as Record<string, unknown>),
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body === '' ? undefined : body);
+  });
+}
+
+/**
+ * Every response any test receives is checked against docs/openapi.yaml, so
+ * the document cannot drift from what the API really answers.
+ */
 export async function apiClient(api: ApiName, transport: Transport): Promise<ApiClient> {
+  const client = await rawClient(api, transport);
+  return {
+    async call(method, path, options) {
+      const res = await client.call(method, path, options);
+      assertMatchesOpenApi(method, path, res.status, res.body);
+      if (!res.headers['x-request-id']) throw new Error(`${method} ${path} answered ${res.status} without X-Request-Id`);
+      return res;
+    },
+    close: client.close,
+  };
+}
+
+async function rawClient(api: ApiName, transport: Transport): Promise<ApiClient> {
   if (transport === 'handler') {
     return {
       async call(method, path, options = {}) {
@@ -95,9 +135,8 @@ export async function apiClient(api: ApiName, transport: Transport): Promise<Api
   return {
     async call(method, path, options = {}) {
       const { url, body, headers } = requestParts(path, options);
-      const response = await fetch(`${base}${url}`, { method, headers, body: body === '' ? undefined : body });
-      const text = await response.text();
-      return { status: response.status, headers: Object.fromEntries(response.headers), body: parse(text), text };
+      const response = await send(`${base}${url}`, method, headers, body);
+      return { ...response, body: parse(response.text) };
     },
     close: async () => server?.close(),
   };

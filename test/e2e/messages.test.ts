@@ -1,0 +1,345 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimIdempotencyKey } from '#shared/data/idempotency';
+import { aTenant, type Tenant } from '../steps/given.ts';
+import { apiClient, transports, type ApiClient } from '../steps/when.ts';
+
+describe.each(transports())('messages over %s', (transport) => {
+  let api: ApiClient;
+  let t: Tenant;
+  let conversationId: string;
+  const as = (tenant: Tenant) => ({ token: tenant.token });
+
+  beforeAll(async () => {
+    api = await apiClient('chat', transport);
+    t = await aTenant();
+    conversationId = (await api.call('POST', '/v1/conversations', { ...as(t), form: { contact_id: t.contactIds.bob! } })).body.id;
+  });
+  afterAll(() => api.close());
+
+  const send = (form: Record<string, string | string[]>, tenant = t, headers?: Record<string, string>) =>
+    api.call('POST', '/v1/messages', { ...as(tenant), form: { conversation_id: conversationId, ...form }, headers });
+  const update = (id: string, form: Record<string, string | string[]>) =>
+    api.call('PUT', `/v1/messages/${id}`, { ...as(t), form });
+
+  describe('send', () => {
+    it('creates a message from the authenticated contact with empty extras (rule 3)', async () => {
+      const res = await send({ message: 'Hello Bob' });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^msg_[0-9A-Z]{26}$/),
+        conversation_id: conversationId,
+        contact: {
+          id: t.userContactId,
+          username: 'alice',
+          phone_number: '+15550100001',
+          avatar_url: 'https://example.com/avatars/alice.png',
+          last_active_at: expect.any(Number),
+          created_at: expect.any(Number),
+        },
+        message: 'Hello Bob',
+        reactions: [],
+        attachments: [],
+        read_at: null,
+        created_at: expect.any(Number),
+        updated_at: null,
+      });
+    });
+
+    it("updates the conversation's last_active_at", async () => {
+      const sent = await send({ message: 'ping' });
+      const conv = await api.call('GET', `/v1/conversations/${conversationId}`, as(t));
+      expect(conv.body.last_active_at).toBe(sent.body.created_at);
+    });
+
+    it('takes attachments in the indexed form and in JSON, with the same result', async () => {
+      const form = await send({
+        message: 'pics',
+        'attachments[0][type]': 'image',
+        'attachments[0][url]': 'https://cdn.example.com/a.png',
+        'attachments[0][name]': 'a.png',
+        'attachments[0][mime_type]': 'image/png',
+        'attachments[0][size]': '1024',
+        'attachments[1][type]': 'file',
+        'attachments[1][url]': 'https://cdn.example.com/b.pdf',
+      });
+      const json = await api.call('POST', '/v1/messages', {
+        ...as(t),
+        json: {
+          conversation_id: conversationId,
+          message: 'pics',
+          attachments: [
+            { type: 'image', url: 'https://cdn.example.com/a.png', name: 'a.png', mime_type: 'image/png', size: 1024 },
+            { type: 'file', url: 'https://cdn.example.com/b.pdf' },
+          ],
+        },
+      });
+      for (const res of [form, json]) {
+        expect(res.status).toBe(201);
+        expect(res.body.attachments).toEqual([
+          { id: expect.stringMatching(/^att_/), type: 'image', url: 'https://cdn.example.com/a.png', name: 'a.png', mime_type: 'image/png', size: 1024 },
+          { id: expect.stringMatching(/^att_/), type: 'file', url: 'https://cdn.example.com/b.pdf', name: null, mime_type: null, size: null },
+        ]);
+      }
+    });
+
+    it.each([
+      [{ message: '' }, 'message'],
+      [{ message: '   ' }, 'message'],
+      [{ message: 'x'.repeat(4097) }, 'message'],
+      [{ conversation_id: '', message: 'hi' }, 'conversation_id'],
+      [{ message: 'hi', 'attachments[0][type]': 'image', 'attachments[0][url]': 'http://insecure.example.com/a.png' }, 'attachments[0][url]'],
+      [{ message: 'hi', 'attachments[0][type]': 'hologram', 'attachments[0][url]': 'https://x.example.com/a' }, 'attachments[0][type]'],
+      [{ message: 'hi', 'attachments[0][url]': 'https://x.example.com/a' }, 'attachments[0][type]'],
+      [{ message: 'hi', 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://x.example.com/a', 'attachments[0][colour]': 'red' }, 'attachments[0][colour]'],
+      [{ message: 'hi', read_at: '5' }, 'read_at'],
+    ])('rejects %j with 400 naming the parameter', async (form, param) => {
+      const res = await send(form);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param });
+    });
+
+    it('needs conversation_id and message', async () => {
+      const res = await api.call('POST', '/v1/messages', { ...as(t), form: { message: 'orphan' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'parameter_missing', param: 'conversation_id' });
+      const noText = await api.call('POST', '/v1/messages', { ...as(t), form: { conversation_id: conversationId } });
+      expect(noText.body.error.param).toBe('message');
+    });
+
+    it('accepts exactly 4096 characters', async () => {
+      expect((await send({ message: '€'.repeat(4096) })).status).toBe(201);
+    });
+
+    it('rejects more than ten attachments', async () => {
+      const form: Record<string, string> = { message: 'many' };
+      for (let i = 0; i < 11; i++) {
+        form[`attachments[${i}][type]`] = 'file';
+        form[`attachments[${i}][url]`] = `https://x.example.com/${i}`;
+      }
+      const res = await send(form);
+      expect(res.status).toBe(400);
+      expect(res.body.error.param).toBe('attachments');
+    });
+
+    it('404s an unknown conversation, naming conversation_id', async () => {
+      const res = await send({ conversation_id: 'conv_01JD0000000000000000000000', message: 'hi' });
+      expect(res.status).toBe(404);
+      expect(res.body.error.param).toBe('conversation_id');
+    });
+  });
+
+  describe('Idempotency-Key', () => {
+    it('replays the first result and creates nothing new', async () => {
+      const tenant = await aTenant();
+      const conv = await api.call('POST', '/v1/conversations', { ...as(tenant), form: { contact_id: tenant.contactIds.bob! } });
+      const post = () =>
+        api.call('POST', '/v1/messages', {
+          ...as(tenant),
+          form: { conversation_id: conv.body.id, message: 'once' },
+          headers: { 'Idempotency-Key': 'order-42' },
+        });
+      const first = await post();
+      const second = await post();
+      expect(first.status).toBe(201);
+      expect(second.status).toBe(201);
+      expect(second.body).toEqual(first.body);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+      const list = await api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: conv.body.id } });
+      expect(list.body.data).toHaveLength(1);
+    });
+
+    it('answers 422 when the key is reused with other parameters', async () => {
+      await send({ message: 'a' }, t, { 'Idempotency-Key': 'reuse-me' });
+      const res = await send({ message: 'b' }, t, { 'Idempotency-Key': 'reuse-me' });
+      expect(res.status).toBe(422);
+      expect(res.body.error.type).toBe('invalid_request_error');
+    });
+
+    it('answers 409 while the first request with the key is still running', async () => {
+      const form = { conversation_id: conversationId, message: 'slow' };
+      await claimIdempotencyKey(t.accountId, 'in-flight', JSON.stringify(['POST', '/v1/messages', form]));
+      const res = await send({ message: 'slow' }, t, { 'Idempotency-Key': 'in-flight' });
+      expect(res.status).toBe(409);
+    });
+
+    it('scopes keys to the account', async () => {
+      const other = await aTenant();
+      const conv = await api.call('POST', '/v1/conversations', { ...as(other), form: { contact_id: other.contactIds.bob! } });
+      await send({ message: 'mine' }, t, { 'Idempotency-Key': 'shared-key' });
+      const res = await api.call('POST', '/v1/messages', {
+        ...as(other),
+        form: { conversation_id: conv.body.id, message: 'theirs' },
+        headers: { 'Idempotency-Key': 'shared-key' },
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.message).toBe('theirs');
+    });
+
+    it('rejects a key over 255 characters', async () => {
+      const res = await send({ message: 'x' }, t, { 'Idempotency-Key': 'k'.repeat(256) });
+      expect(res.status).toBe(400);
+    });
+  });
+
+  describe('get, update, delete', () => {
+    it('gets a message and 404s unknown ids', async () => {
+      const sent = await send({ message: 'fetch me' });
+      const got = await api.call('GET', `/v1/messages/${sent.body.id}`, as(t));
+      expect(got.status).toBe(200);
+      expect(got.body).toEqual(sent.body);
+      expect((await api.call('GET', '/v1/messages/msg_01JD0000000000000000000000', as(t))).status).toBe(404);
+    });
+
+    it('edits the text and sets updated_at', async () => {
+      const sent = await send({ message: 'typo' });
+      const res = await update(sent.body.id, { message: 'fixed' });
+      expect(res.status).toBe(200);
+      expect(res.body.message).toBe('fixed');
+      expect(res.body.updated_at).toEqual(expect.any(Number));
+    });
+
+    it('adds reactions as set unions in first-added order, and removes them with empty values', async () => {
+      const { body: msg } = await send({ message: 'react' });
+      let res = await update(msg.id, { 'reactions[thumbsup][]': ['alice', 'bob'], 'reactions[heart][]': 'carol' });
+      expect(res.body.reactions).toEqual([{ thumbsup: ['alice', 'bob'] }, { heart: ['carol'] }]);
+      res = await update(msg.id, { 'reactions[thumbsup][]': ['bob', 'dave'], 'reactions[🎉][]': 'erin' });
+      expect(res.body.reactions).toEqual([{ thumbsup: ['alice', 'bob', 'dave'] }, { heart: ['carol'] }, { '🎉': ['erin'] }]);
+      res = await update(msg.id, { 'reactions[heart]': '' });
+      expect(res.body.reactions).toEqual([{ thumbsup: ['alice', 'bob', 'dave'] }, { '🎉': ['erin'] }]);
+      res = await update(msg.id, { reactions: '' });
+      expect(res.body.reactions).toEqual([]);
+    });
+
+    it('takes reactions as JSON in the documented array form', async () => {
+      const { body: msg } = await send({ message: 'json react' });
+      const res = await api.call('PUT', `/v1/messages/${msg.id}`, {
+        ...as(t),
+        json: { reactions: [{ thumbsup: ['alice'] }, { 'red-heart': ['bob'] }] },
+      });
+      expect(res.body.reactions).toEqual([{ thumbsup: ['alice'] }, { 'red-heart': ['bob'] }]);
+    });
+
+    it('never loses a reaction to a concurrent one', async () => {
+      const { body: msg } = await send({ message: 'race' });
+      const names = ['a', 'b', 'c', 'd', 'e'];
+      await Promise.all(names.map((n) => update(msg.id, { 'reactions[wave][]': n })));
+      const got = await api.call('GET', `/v1/messages/${msg.id}`, as(t));
+      expect([...got.body.reactions[0].wave].sort()).toEqual(names);
+    });
+
+    it.each([['reactions[not valid!][]'], ['reactions[' + 'x'.repeat(33) + '][]'], ['reactions[👍👍][]']])(
+      'rejects the reaction name in %s',
+      async (key) => {
+        const { body: msg } = await send({ message: 'bad react' });
+        const res = await update(msg.id, { [key]: 'alice' });
+        expect(res.status).toBe(400);
+        expect(res.body.error.param).toMatch(/^reactions/);
+      },
+    );
+
+    it('appends attachments and clears them with an empty value', async () => {
+      const { body: msg } = await send({ message: 'files', 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://x.example.com/1' });
+      let res = await update(msg.id, { 'attachments[0][type]': 'audio', 'attachments[0][url]': 'https://x.example.com/2.mp3' });
+      expect(res.body.attachments.map((a: { url: string }) => a.url)).toEqual(['https://x.example.com/1', 'https://x.example.com/2.mp3']);
+      res = await update(msg.id, { attachments: '' });
+      expect(res.body.attachments).toEqual([]);
+    });
+
+    it('marks a message read once; later reads keep the first time', async () => {
+      const { body: msg } = await send({ message: 'read me' });
+      const first = await update(msg.id, { read: 'true' });
+      expect(first.body.read_at).toEqual(expect.any(Number));
+      await new Promise((r) => setTimeout(r, 1100));
+      const again = await update(msg.id, { read: 'true' });
+      expect(again.body.read_at).toBe(first.body.read_at);
+      expect(again.body.updated_at).toBe(first.body.updated_at);
+    });
+
+    it('leaves updated_at alone when nothing changes', async () => {
+      const { body: msg } = await send({ message: 'same' });
+      const res = await update(msg.id, {});
+      expect(res.status).toBe(200);
+      expect(res.body.updated_at).toBeNull();
+    });
+
+    it('deletes a message, clearing a pin that pointed at it', async () => {
+      const { body: msg } = await send({ message: 'pin then delete' });
+      await api.call('PUT', `/v1/conversations/${conversationId}`, { ...as(t), form: { pinned_message_id: msg.id } });
+      const res = await api.call('DELETE', `/v1/messages/${msg.id}`, as(t));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ id: msg.id, deleted: true });
+      expect((await api.call('GET', `/v1/messages/${msg.id}`, as(t))).status).toBe(404);
+      expect((await api.call('DELETE', `/v1/messages/${msg.id}`, as(t))).status).toBe(404);
+      const conv = await api.call('GET', `/v1/conversations/${conversationId}`, as(t));
+      expect(conv.body.pinned_message_id).toBeNull();
+    });
+
+    it('404s updates of unknown messages', async () => {
+      const res = await update('msg_01JD0000000000000000000000', { message: 'x' });
+      expect(res.status).toBe(404);
+    });
+  });
+
+  describe('list', () => {
+    let tenant: Tenant;
+    let convA: string;
+    let convB: string;
+    const inA: string[] = [];
+    const all: string[] = [];
+
+    beforeAll(async () => {
+      tenant = await aTenant();
+      convA = (await api.call('POST', '/v1/conversations', { ...as(tenant), form: { contact_id: tenant.contactIds.bob! } })).body.id;
+      convB = (await api.call('POST', '/v1/conversations', { ...as(tenant), form: { group_id: tenant.groupId } })).body.id;
+      for (let i = 0; i < 14; i++) {
+        const conversation_id = i % 3 === 0 ? convB : convA;
+        const res = await api.call('POST', '/v1/messages', { ...as(tenant), form: { conversation_id, message: `n${i}` } });
+        all.unshift(res.body.id);
+        if (conversation_id === convA) inA.unshift(res.body.id);
+      }
+    });
+
+    const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((m) => m.id);
+
+    it('lists all messages newest first, ten by default', async () => {
+      const res = await api.call('GET', '/v1/messages', as(tenant));
+      expect(res.status).toBe(200);
+      expect(ids(res)).toEqual(all.slice(0, 10));
+      expect(res.body.has_more).toBe(true);
+    });
+
+    it('limits to one conversation', async () => {
+      const res = await api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } });
+      expect(ids(res)).toEqual(inA);
+      expect(res.body.has_more).toBe(false);
+    });
+
+    it('pages both ways with cursors', async () => {
+      const next = await api.call('GET', '/v1/messages', { ...as(tenant), query: { limit: 4, starting_after: all[3]! } });
+      expect(ids(next)).toEqual(all.slice(4, 8));
+      const prev = await api.call('GET', '/v1/messages', { ...as(tenant), query: { limit: 4, ending_before: all[8]! } });
+      expect(ids(prev)).toEqual(all.slice(4, 8));
+      expect(prev.body.has_more).toBe(true);
+    });
+
+    it('rejects a cursor from another conversation', async () => {
+      const outside = all.find((id) => !inA.includes(id))!;
+      const res = await api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, starting_after: outside } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.param).toBe('starting_after');
+    });
+
+    it('404s an unknown conversation filter', async () => {
+      const res = await api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: 'conv_01JD0000000000000000000000' } });
+      expect(res.status).toBe(404);
+      expect(res.body.error.param).toBe('conversation_id');
+    });
+
+    it.each([[{ limit: 0 }], [{ limit: 101 }], [{ convo: 'x' }], [{ starting_after: 'a', ending_before: 'b' }]])(
+      'rejects %j',
+      async (query) => {
+        expect((await api.call('GET', '/v1/messages', { ...as(tenant), query })).status).toBe(400);
+      },
+    );
+  });
+});
