@@ -1,0 +1,227 @@
+/**
+ * The admin command line: `npm run -s admin -- <command> [flags]`.
+ *
+ * Every call prints exactly one JSON object on stdout (the result, or
+ * `{"error": {"message": ...}}`); anything meant for people goes to stderr.
+ * Exit codes: 0 success, 1 not found or failure, 2 usage error.
+ *
+ * Target: `--table`/`--region` (or TABLE_NAME without a running `npm start`)
+ * select a deployed table through the normal AWS credential chain; otherwise
+ * the stack `npm start` is running, found through its runtime file.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { resetConfig } from '#shared/config';
+import { addCredits, createAccount, getAccount } from '#shared/data/accounts';
+import { createContact, getContact } from '#shared/data/contacts';
+import { createGroup } from '#shared/data/groups';
+import { issueToken, revokeToken, TOKEN_PATTERN } from '#shared/data/tokens';
+import { resetDb } from '#shared/db/client';
+import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
+import { useBackends } from './local/runtime.ts';
+
+const USAGE = `usage: npm run -s admin -- <command> [flags]   (-s keeps npm's own banner off stdout)
+
+commands:
+  account create --name N [--credits C]
+  contact create --account A --username U [--phone P] [--avatar-url URL]
+  group create   --account A --name N
+  token create   --account A --contact C
+  token revoke   --token T
+  credits add    --account A --amount N
+
+target (default: the stack \`npm start\` is running, via ${RUNTIME_FILE}):
+  --table NAME --region R   a deployed table (or set TABLE_NAME / AWS_REGION),
+                            using the normal AWS credential chain
+
+Prints one JSON object on stdout. Exit codes: 0 ok, 1 not found/failure, 2 usage error.`;
+
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2,
+  ) {
+    super(message);
+  }
+}
+const usageError = (message: string) => new CliError(message, 2);
+const notFound = (message: string) => new CliError(message, 1);
+
+type Flags = Record<string, string | undefined>;
+
+interface Command {
+  flags: string[];
+  required: string[];
+  run: (flags: Flags) => Promise<Record<string, unknown>>;
+}
+
+/** A non-negative integer flag value, or a usage error. */
+function count(flags: Flags, name: string): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw usageError(`--${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+
+async function requireAccount(accountId: string) {
+  const account = await getAccount(accountId);
+  if (!account) throw notFound(`account ${accountId} not found`);
+  return account;
+}
+
+const commands: Record<string, Command> = {
+  'account create': {
+    flags: ['name', 'credits'],
+    required: ['name'],
+    run: async (f) => {
+      const account = await createAccount({ name: f.name!, credits: count(f, 'credits') });
+      return { account_id: account.account_id };
+    },
+  },
+  'contact create': {
+    flags: ['account', 'username', 'phone', 'avatar-url'],
+    required: ['account', 'username'],
+    run: async (f) => {
+      await requireAccount(f.account!);
+      const contact = await createContact({
+        accountId: f.account!,
+        username: f.username!,
+        phoneNumber: f.phone,
+        avatarUrl: f['avatar-url'],
+      });
+      return { contact_id: contact.id };
+    },
+  },
+  'group create': {
+    flags: ['account', 'name'],
+    required: ['account', 'name'],
+    run: async (f) => {
+      await requireAccount(f.account!);
+      const group = await createGroup({ accountId: f.account!, name: f.name! });
+      return { group_id: group.id };
+    },
+  },
+  'token create': {
+    flags: ['account', 'contact'],
+    required: ['account', 'contact'],
+    run: async (f) => {
+      await requireAccount(f.account!);
+      if (!(await getContact(f.account!, f.contact!))) throw notFound(`contact ${f.contact} not found in account ${f.account}`);
+      return { token: await issueToken({ accountId: f.account!, contactId: f.contact! }) };
+    },
+  },
+  'token revoke': {
+    flags: ['token'],
+    required: ['token'],
+    run: async (f) => {
+      if (!TOKEN_PATTERN.test(f.token!)) throw usageError('--token must be a token as issued (tok_...)');
+      if (!(await revokeToken(f.token!))) throw notFound('token not found');
+      return { revoked: true };
+    },
+  },
+  'credits add': {
+    flags: ['account', 'amount'],
+    required: ['account', 'amount'],
+    run: async (f) => {
+      const amount = count(f, 'amount')!;
+      const credits = await addCredits(f.account!, amount);
+      if (credits === undefined) throw notFound(`account ${f.account} not found`);
+      return { credits };
+    },
+  },
+};
+
+const GLOBAL_FLAGS = ['table', 'region'];
+const NUMERIC_FLAGS = ['credits', 'amount'];
+
+function parse(argv: string[]) {
+  const names = [...new Set([...GLOBAL_FLAGS, ...Object.values(commands).flatMap((c) => c.flags)])];
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { help: { type: 'boolean', short: 'h' }, ...Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])) },
+    });
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
+  const { help, ...flags } = parsed.values as Flags & { help?: boolean };
+  const name = parsed.positionals.join(' ');
+  if (help || name === '' || name === 'help') throw usageError(help || name === 'help' ? 'usage printed on stderr' : 'no command given');
+  const command = commands[name];
+  if (!command) throw usageError(`unknown command "${name}"`);
+  for (const [flag, value] of Object.entries(flags)) {
+    if (!command.flags.includes(flag) && !GLOBAL_FLAGS.includes(flag)) throw usageError(`${name} does not take --${flag}`);
+    if (value === undefined || value.trim() === '') throw usageError(`--${flag} must not be empty`);
+  }
+  for (const flag of command.required) if (flags[flag] === undefined) throw usageError(`${name} needs --${flag}`);
+  for (const flag of NUMERIC_FLAGS) count(flags, flag);
+  return { command, flags };
+}
+
+/** The live `npm start` stack, if its runtime file names a process that is still running. */
+function runningStack(): RuntimeFile | undefined {
+  if (!existsSync(RUNTIME_FILE)) return undefined;
+  let runtime: RuntimeFile;
+  try {
+    runtime = JSON.parse(readFileSync(RUNTIME_FILE, 'utf8')) as RuntimeFile;
+    if (!Number.isInteger(runtime.pid) || typeof runtime.env !== 'object') throw new Error('missing pid or env');
+  } catch (error) {
+    console.error(`ignoring unreadable ${RUNTIME_FILE}: ${(error as Error).message}`);
+    return undefined;
+  }
+  try {
+    process.kill(runtime.pid, 0);
+  } catch (error) {
+    // EPERM: alive but not ours to signal.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') {
+      console.error(`ignoring stale ${RUNTIME_FILE}: process ${runtime.pid} is not running`);
+      return undefined;
+    }
+  }
+  return runtime;
+}
+
+function selectTarget(flags: Flags): void {
+  if (flags.table !== undefined || flags.region !== undefined) {
+    if (flags.table !== undefined) process.env.TABLE_NAME = flags.table;
+    if (flags.region !== undefined) process.env.AWS_REGION = flags.region;
+  } else {
+    const stack = runningStack();
+    if (stack) {
+      console.error(`target: local stack (pid ${stack.pid}, table ${stack.env.TABLE_NAME})`);
+      useBackends(stack.env);
+      return;
+    }
+  }
+  if (!process.env.TABLE_NAME) {
+    throw new CliError(
+      'no target: run `npm start` first (in this directory), or set TABLE_NAME and AWS_REGION (or pass --table and --region) to use a deployed table',
+      1,
+    );
+  }
+  if (!process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION) throw usageError('set AWS_REGION or pass --region');
+  console.error(`target: table ${process.env.TABLE_NAME} in ${process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION}`);
+  resetConfig();
+  resetDb();
+}
+
+function finish(result: Record<string, unknown>, exitCode: number): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(exitCode));
+}
+
+// stdout carries only the result object.
+console.log = console.error;
+console.info = console.error;
+
+try {
+  const { command, flags } = parse(process.argv.slice(2));
+  selectTarget(flags);
+  finish(await command.run(flags), 0);
+} catch (error) {
+  const exitCode = error instanceof CliError ? error.exitCode : 1;
+  if (exitCode === 2) console.error(USAGE);
+  finish({ error: { message: (error as Error).message || String(error) } }, exitCode);
+}

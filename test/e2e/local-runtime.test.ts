@@ -1,0 +1,280 @@
+/**
+ * Smoke test of the commands people type: `npm start` (scripts/start.ts) and
+ * the admin command line, run as real processes against their own DynamoDB
+ * Local and SQS emulator (not the globalSetup backends), with data kept in a
+ * temporary LOCAL_DIR across a restart.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/local/ports.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+let localDir: string;
+/** `npm start` process groups (npx, tsx, start.ts, Java) and admin processes, killed in afterAll whatever happened. */
+const stackGroups = new Set<ChildProcess>();
+const adminProcs = new Set<ChildProcess>();
+
+/** The caller's environment without the test backends the setup file pointed this process at. */
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^AWS_|^TABLE_NAME$|_QUEUE_(DLQ_)?URL$|^CHAT_BASE_URL$/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, LOCAL_DIR: localDir, LOG_LEVEL: 'silent', ...extra };
+}
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+interface Started {
+  proc: ChildProcess;
+  vars: Record<string, string>;
+  dynamoPort: number;
+  /** npx's exit: a code, or the signal that ended it (Ctrl-C ends npm itself by SIGINT). */
+  exited: Promise<string>;
+  output: () => string;
+}
+
+/** `npm start` in its own process group, as a terminal would run it; resolves once it prints the demo credentials. */
+async function startStack(args: string[] = []): Promise<Started> {
+  const ports = new Set<number>();
+  while (ports.size < 3) ports.add(await freePort());
+  const [chatPort, dynamoPort, sqsPort] = [...ports] as [number, number, number];
+  const proc = spawn('npx', ['tsx', 'scripts/start.ts', ...args], {
+    cwd: ROOT,
+    env: childEnv({ CHAT_PORT: String(chatPort), DYNAMODB_PORT: String(dynamoPort), SQS_PORT: String(sqsPort) }),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  stackGroups.add(proc);
+  const exited = new Promise<string>((resolve) => proc.once('exit', (code, signal) => resolve(signal ?? String(code))));
+  let stdout = '';
+  let stderr = '';
+  proc.stderr!.on('data', (chunk) => (stderr += chunk));
+  const output = () => `stdout:\n${stdout}\nstderr:\n${stderr.slice(-2000)}`;
+  const vars = await within(
+    new Promise<Record<string, string>>((resolve, reject) => {
+      proc.stdout!.on('data', (chunk) => {
+        stdout += chunk;
+        const found = Object.fromEntries([...stdout.matchAll(/^([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+        if (found.CHAT_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID) resolve(found);
+      });
+      void exited.then((how) => reject(new Error(`npm start exited (${how}) before it was ready`)));
+    }),
+    READY_TIMEOUT_MS,
+    'npm start',
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\n${output()}`);
+  });
+  return { proc, vars, dynamoPort, exited, output };
+}
+
+/** Kills a process group we started (its leader is `proc`), Java included; quiet when it is already gone. */
+function killGroup(proc: ChildProcess) {
+  if (proc.pid === undefined) return;
+  try {
+    process.kill(-proc.pid, 'SIGKILL');
+  } catch {
+    // already exited
+  }
+}
+
+/** `pid pgid args` of every process. */
+const psLines = () =>
+  execFileSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+/** Java processes serving DynamoDB Local on this port. */
+function dynamoJavaPids(port: number): number[] {
+  return psLines()
+    .filter((line) => line.includes('DynamoDBLocal.jar') && new RegExp(`-port ${port}(\\s|$)`).test(line))
+    .map((line) => Number(line.split(/\s+/)[0]));
+}
+
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+const groupAlive = (pgid: number) => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Every process of the stack's group (npx, tsx, start.ts, Java) is gone within the time limit, and so is the runtime file. */
+async function expectStopped(stack: Started) {
+  const gone = async () => {
+    const how = await stack.exited;
+    while (groupAlive(stack.proc.pid!)) await new Promise((r) => setTimeout(r, 100));
+    return how;
+  };
+  const how = await within(gone(), STOP_TIMEOUT_MS, 'stopping npm start').catch((error: Error) => {
+    const left = psLines().filter((line) => line.split(/\s+/)[1] === String(stack.proc.pid));
+    throw new Error(`${error.message}; still running:\n${left.join('\n')}\n${stack.output()}`);
+  });
+  expect(['0', 'SIGINT']).toContain(how);
+  stackGroups.delete(stack.proc);
+  expect(dynamoJavaPids(stack.dynamoPort)).toEqual([]);
+  expect(await listening(stack.dynamoPort)).toBe(false);
+  expect(existsSync(join(localDir, 'runtime.json'))).toBe(false);
+}
+
+interface AdminResult {
+  code: number | null;
+  // The command's JSON output, read by assertions.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+  stderr: string;
+}
+
+/** `npm run admin -- ...` with no target flags: it must find the running stack on its own. */
+async function admin(...args: string[]): Promise<AdminResult> {
+  const proc = spawn('npx', ['tsx', 'scripts/admin.ts', ...args], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  adminProcs.add(proc);
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (chunk) => (stdout += chunk));
+  proc.stderr!.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => proc.once('close', (c) => resolve(c)));
+  adminProcs.delete(proc);
+  const lines = stdout.split('\n').filter((line) => line !== '');
+  expect(lines, `admin ${args.join(' ')} stdout must be one JSON line; stderr:\n${stderr}`).toHaveLength(1);
+  return { code, json: JSON.parse(lines[0]!), stderr };
+}
+
+async function call(baseUrl: string, method: string, path: string, token: string, form?: Record<string, string>) {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+    },
+    body: form ? new URLSearchParams(form).toString() : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('npm start and the admin command line', () => {
+  let first: Started;
+  let conversationId: string;
+
+  beforeAll(() => {
+    localDir = mkdtempSync(join(tmpdir(), 'local-runtime-'));
+  });
+
+  afterAll(() => {
+    for (const proc of stackGroups) killGroup(proc);
+    for (const proc of adminProcs) proc.kill('SIGKILL');
+    rmSync(localDir, { recursive: true, force: true });
+  });
+
+  it('starts fresh and serves the API with the demo token', { timeout: READY_TIMEOUT_MS + 10_000 }, async () => {
+    first = await startStack(['--fresh']);
+    const { CHAT_BASE_URL: base, DEMO_TOKEN: token, DEMO_CONTACT_ID: contactId } = first.vars;
+
+    const list = await call(base!, 'GET', '/v1/conversations', token!);
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ has_more: false, data: [] });
+
+    const created = await call(base!, 'POST', '/v1/conversations', token!, { contact_id: contactId! });
+    expect(created.status).toBe(201);
+    expect(created.body.id).toEqual(expect.any(String));
+    conversationId = created.body.id;
+  });
+
+  // Each admin call is a fresh `npx tsx` process (about a second, more on a loaded machine).
+  it('administers the running stack from another process', { timeout: 60_000 }, async () => {
+    const base = first.vars.CHAT_BASE_URL!;
+
+    const account = await admin('account', 'create', '--name', 'Acme', '--credits', '5');
+    expect(account.code).toBe(0);
+    const accountId: string = account.json.account_id;
+    expect(accountId).toMatch(/^acct_/);
+
+    const contact = await admin('contact', 'create', '--account', accountId, '--username', 'ops', '--phone', '+15550100009');
+    expect(contact.code).toBe(0);
+    const contactId: string = contact.json.contact_id;
+
+    const [group, token, usage, unknownAccount] = await Promise.all([
+      admin('group', 'create', '--account', accountId, '--name', 'ops-team'),
+      admin('token', 'create', '--account', accountId, '--contact', contactId),
+      admin('account', 'create', '--name', 'Acme', '--credits', 'lots'),
+      admin('contact', 'create', '--account', 'acct_01J00000000000000000000000', '--username', 'ghost'),
+    ]);
+    expect(group.code).toBe(0);
+    expect(group.json.group_id).toMatch(/^grp_/);
+    expect(token.code).toBe(0);
+    expect(token.json.token).toMatch(/^tok_/);
+    expect(usage.code).toBe(2);
+    expect(usage.json.error.message).toMatch(/--credits/);
+    expect(unknownAccount.code).toBe(1);
+    expect(unknownAccount.json.error.message).toMatch(/not found/);
+
+    const asOps = await call(base, 'GET', '/v1/conversations', token.json.token);
+    expect(asOps.status).toBe(200);
+    expect(asOps.body).toMatchObject({ has_more: false, data: [] });
+
+    const credits = await admin('credits', 'add', '--account', accountId, '--amount', '7');
+    expect(credits).toMatchObject({ code: 0, json: { credits: 12 } });
+
+    const revoked = await admin('token', 'revoke', '--token', token.json.token);
+    expect(revoked).toMatchObject({ code: 0, json: { revoked: true } });
+    const denied = await call(base, 'GET', '/v1/conversations', token.json.token);
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+  });
+
+  it('stops on Ctrl-C, taking DynamoDB Local with it', async () => {
+    expect(dynamoJavaPids(first.dynamoPort)).toHaveLength(1);
+    // Ctrl-C signals the terminal's foreground process group: npx, tsx, start.ts and Java.
+    process.kill(-first.proc.pid!, 'SIGINT');
+    await expectStopped(first);
+  });
+
+  it('keeps the data across a restart without --fresh', { timeout: READY_TIMEOUT_MS + 20_000 }, async () => {
+    const second = await startStack();
+    expect(second.vars.DEMO_TOKEN).toBe(first.vars.DEMO_TOKEN);
+    expect(second.vars.DEMO_CONTACT_ID).toBe(first.vars.DEMO_CONTACT_ID);
+
+    const list = await call(second.vars.CHAT_BASE_URL!, 'GET', '/v1/conversations', second.vars.DEMO_TOKEN!);
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([conversationId]);
+    expect(dynamoJavaPids(second.dynamoPort)).toHaveLength(1);
+
+    // Only start.ts itself is signalled here: its own shutdown must stop Java.
+    const { pid } = JSON.parse(readFileSync(join(localDir, 'runtime.json'), 'utf8')) as { pid: number };
+    process.kill(pid, 'SIGINT');
+    await expectStopped(second);
+
+    const noTarget = await admin('account', 'create', '--name', 'Late');
+    expect(noTarget.code).toBe(1);
+    expect(noTarget.json.error.message).toMatch(/npm start/);
+  });
+});
+
