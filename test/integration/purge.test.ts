@@ -1,0 +1,77 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openConversation } from '#shared/data/conversations';
+import { conversationMessageKeys, insertMessage } from '#shared/data/messages';
+import { deleteConversation } from '#shared/messaging/conversations';
+import { newId } from '#shared/util/ids';
+import { startWorkers } from '../../scripts/local/runtime.ts';
+import { aTenant, type Tenant } from '../steps/given.ts';
+
+const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 20_000) => {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+async function conversationWithMessages(t: Tenant, count: number) {
+  const { conversation } = await openConversation(t.accountId, t.userContactId, { contactId: t.contactIds.bob! });
+  const now = Date.now();
+  for (let i = 0; i < count; i += 25) {
+    await Promise.all(
+      Array.from({ length: Math.min(25, count - i) }, () =>
+        insertMessage({
+          id: newId('msg', now),
+          account_id: t.accountId,
+          conversation_id: conversation.id,
+          contact_id: t.userContactId,
+          message: 'bulk',
+          reactions: [],
+          attachments: [],
+          read_at: null,
+          created_at: Math.floor(now / 1000),
+          updated_at: null,
+          version: 0,
+        }),
+      ),
+    );
+  }
+  return conversation.id;
+}
+
+/** Deleting a conversation with more messages than one invocation may delete, through the real queue and worker. */
+describe('conversation purge against DynamoDB Local and the SQS emulator', () => {
+  let workers: ReturnType<typeof startWorkers>;
+  beforeAll(() => {
+    workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
+  });
+  afterAll(() => workers.stop());
+
+  it('continues past the inline budget from the purge queue until no message is left', async () => {
+    const t = await aTenant();
+    const conversationId = await conversationWithMessages(t, 450);
+    // A deadline already passed: one batch inline, the rest must go through the queue.
+    await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() - 1);
+    expect((await conversationMessageKeys(t.accountId, conversationId, 500)).length).toBeGreaterThan(0);
+    await waitUntil(async () => (await conversationMessageKeys(t.accountId, conversationId, 1)).length === 0);
+  });
+
+  it('finishes inline when the budget allows, without the queue', async () => {
+    const t = await aTenant();
+    const conversationId = await conversationWithMessages(t, 120);
+    await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() + 10_000);
+    expect(await conversationMessageKeys(t.accountId, conversationId, 1)).toEqual([]);
+  });
+
+  it('drops a malformed job instead of retrying it forever', async () => {
+    const sqs = new SQSClient({});
+    await sqs.send(new SendMessageCommand({ QueueUrl: process.env.PURGE_QUEUE_URL!, MessageBody: 'not json' }));
+    const t = await aTenant();
+    const conversationId = await conversationWithMessages(t, 150);
+    await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() - 1);
+    // The worker keeps going: the good job behind the bad one completes.
+    await waitUntil(async () => (await conversationMessageKeys(t.accountId, conversationId, 1)).length === 0);
+    sqs.destroy();
+  });
+});

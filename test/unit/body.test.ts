@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '#shared/http/errors';
+import { MAX_BODY_BYTES, parseBody } from '#shared/http/body';
+
+const form = (text: string) => parseBody(text, false, 'application/x-www-form-urlencoded; charset=utf-8', ['form', 'json']);
+const statusOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    return (error as ApiError).status;
+  }
+  return 200;
+};
+
+describe('request bodies', () => {
+  it('parses Stripe-style bracket nesting', () => {
+    expect(form('reactions[thumbsup][]=alice&reactions[thumbsup][]=bob&reactions[heart]=')).toEqual({
+      reactions: { thumbsup: ['alice', 'bob'], heart: '' },
+    });
+    expect(form('attachments[0][url]=https%3A%2F%2Fx&attachments[1][type]=file')).toEqual({
+      attachments: [{ url: 'https://x' }, { type: 'file' }],
+    });
+  });
+
+  it('gives the same object for JSON', () => {
+    expect(parseBody('{"a":{"b":[1]}}', false, 'application/json', ['form', 'json'])).toEqual({ a: { b: [1] } });
+  });
+
+  it('limits nesting depth and does not touch prototypes', () => {
+    const deep = form('a[b][c][d][e][f][g]=1') as Record<string, unknown>;
+    expect(JSON.stringify(deep)).toContain('[f][g]'); // the rest stays a flat key
+    const polluted = form('__proto__[admin]=1&constructor[prototype][x]=1');
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+    expect(Object.getPrototypeOf(polluted)).toBe(Object.prototype);
+  });
+
+  it('decodes base64 bodies as API Gateway sends binary payloads', () => {
+    expect(parseBody(Buffer.from('a=1').toString('base64'), true, 'application/x-www-form-urlencoded', ['form'])).toEqual({ a: '1' });
+  });
+
+  it('treats an empty body as no parameters', () => {
+    expect(parseBody(null, false, undefined, ['json'])).toEqual({});
+    expect(parseBody('', false, 'application/json', ['json'])).toEqual({});
+  });
+
+  it('answers 413, 415 and 400 as the contract says', () => {
+    expect(statusOf(() => form(`a=${'x'.repeat(MAX_BODY_BYTES)}`))).toBe(413);
+    expect(statusOf(() => parseBody('a', false, 'text/plain', ['form', 'json']))).toBe(415);
+    expect(statusOf(() => parseBody('a=1', false, 'application/x-www-form-urlencoded', ['json']))).toBe(415);
+    expect(statusOf(() => parseBody('{', false, 'application/json', ['json']))).toBe(400);
+    expect(statusOf(() => parseBody('[]', false, 'application/json', ['json']))).toBe(400);
+  });
+});

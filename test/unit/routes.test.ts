@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { matchPath, resolveRoute, routes } from '#shared/routes';
+
+describe('route table', () => {
+  it('matches templates segment by segment and decodes parameters', () => {
+    expect(matchPath('/v1/messages/{id}', '/v1/messages/msg_1')).toEqual({ id: 'msg_1' });
+    expect(matchPath('/v1/messages/{id}', '/v1/messages/a%20b')).toEqual({ id: 'a b' });
+    expect(matchPath('/v1/messages/{id}', '/v1/messages')).toBeUndefined();
+    expect(matchPath('/v1/messages', '/v1/messages/x')).toBeUndefined();
+  });
+
+  it('resolves routes, 405s with the allowed methods, 404s the rest', () => {
+    expect(resolveRoute('chat', 'GET', '/v1/messages')).toMatchObject({ kind: 'route', route: { handler: 'messages/list' } });
+    expect(resolveRoute('chat', 'PATCH', '/v1/conversations/c')).toEqual({ kind: 'method_not_allowed', allowed: ['GET', 'PUT', 'DELETE'] });
+    expect(resolveRoute('chat', 'GET', '/v1/unknown')).toEqual({ kind: 'not_found' });
+    expect(resolveRoute('email', 'GET', '/v1/messages')).toEqual({ kind: 'not_found' });
+  });
+
+  it('has one row per method and path, each with its own handler module', () => {
+    const keys = routes.map((r) => `${r.api} ${r.method} ${r.path}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const handlers = routes.map((r) => r.handler);
+    expect(new Set(handlers).size).toBe(handlers.length);
+  });
+});
