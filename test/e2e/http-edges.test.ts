@@ -43,6 +43,23 @@ describe.each(transports())('HTTP behaviour over %s', (transport) => {
     });
   });
 
+  it.runIf(transport !== 'remote')('logs one structured JSON line per request, carrying its X-Request-Id', async () => {
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
+    process.env.LOG_LEVEL = 'info';
+    try {
+      const res = await api.call('GET', '/v1/conversations', { token: t.token });
+      const entries = lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l));
+      expect(entries).toContainEqual(
+        expect.objectContaining({ level: 'info', request_id: res.headers['x-request-id'], path: '/v1/conversations', status: 200 }),
+      );
+    } finally {
+      process.stdout.write = write;
+      process.env.LOG_LEVEL = 'silent';
+    }
+  });
+
   describe('routing', () => {
     it('answers 404 in the error envelope for an unknown route', async () => {
       for (const path of ['/v1/nope', '/v2/messages', '/', '/v1/messages/a/b']) {

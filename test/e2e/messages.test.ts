@@ -237,6 +237,16 @@ describe.each(transports())('messages over %s', (transport) => {
       },
     );
 
+    it('caps a message at 50 reaction names', async () => {
+      const { body: msg } = await send({ message: 'crowded' });
+      const form = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`reactions[r${i}][]`, 'alice']));
+      const res = await update(msg.id, form);
+      expect(res.status).toBe(400);
+      expect(res.body.error.param).toBe('reactions');
+      const ok = await update(msg.id, Object.fromEntries(Object.entries(form).slice(0, 50)));
+      expect(ok.body.reactions).toHaveLength(50);
+    });
+
     it('appends attachments and clears them with an empty value', async () => {
       const { body: msg } = await send({ message: 'files', 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://x.example.com/1' });
       let res = await update(msg.id, { 'attachments[0][type]': 'audio', 'attachments[0][url]': 'https://x.example.com/2.mp3' });
