@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, putNew, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 
@@ -14,13 +14,7 @@ export interface Account {
 export async function createAccount(input: { name: string; credits?: number }): Promise<Account> {
   const account: Account = { account_id: newId('acct'), name: input.name, created_at: nowSeconds() };
   if (input.credits !== undefined) account.credits = input.credits;
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.account(account.account_id), type: 'account', ...account },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putNew({ ...keys.account(account.account_id), type: 'account', ...account });
   return account;
 }
 

@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
+import { db, putNew, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 
@@ -29,13 +29,7 @@ export async function createContact(input: {
     last_active_at: null,
     created_at: nowSeconds(),
   };
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.contact(input.accountId, contact.id), type: 'contact', ...contact },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putNew({ ...keys.contact(input.accountId, contact.id), type: 'contact', ...contact });
   return contact;
 }
 

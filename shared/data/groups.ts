@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, putNew, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 
@@ -12,13 +12,7 @@ export interface Group {
 
 export async function createGroup(input: { accountId: string; name: string }): Promise<Group> {
   const group: Group = { id: newId('grp'), account_id: input.accountId, name: input.name, created_at: nowSeconds() };
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.group(input.accountId, group.id), type: 'group', ...group },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putNew({ ...keys.group(input.accountId, group.id), type: 'group', ...group });
   return group;
 }
 

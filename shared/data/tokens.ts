@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, putNew, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { nowSeconds } from '#shared/util/ids';
 
@@ -19,19 +19,13 @@ export const TOKEN_PATTERN = /^tok_[A-Za-z0-9_-]{43}$/;
 
 export async function issueToken(principal: Principal): Promise<string> {
   const token = generateToken();
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.token(hashToken(token)),
-        type: 'token',
-        account_id: principal.accountId,
-        contact_id: principal.contactId,
-        created_at: nowSeconds(),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putNew({
+    ...keys.token(hashToken(token)),
+    type: 'token',
+    account_id: principal.accountId,
+    contact_id: principal.contactId,
+    created_at: nowSeconds(),
+  });
   return token;
 }
 
