@@ -72,6 +72,14 @@ export const workers: readonly Worker[] = [
   },
 ];
 
+const safeDecode = (segment: string) => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment; // a malformed escape is just an id that names nothing
+  }
+};
+
 /** Splits `/v1/messages/{id}` into segments; a `{x}` segment matches any one segment. */
 export function matchPath(template: string, path: string): Record<string, string> | undefined {
   const want = template.split('/').filter(Boolean);
@@ -80,8 +88,9 @@ export function matchPath(template: string, path: string): Record<string, string
   const params: Record<string, string> = {};
   for (const [i, segment] of want.entries()) {
     const actual = got[i]!;
-    if (segment.startsWith('{') && segment.endsWith('}')) params[segment.slice(1, -1)] = decodeURIComponent(actual);
-    else if (segment !== actual) return undefined;
+    if (segment.startsWith('{') && segment.endsWith('}')) {
+      params[segment.slice(1, -1)] = safeDecode(actual);
+    } else if (segment !== actual) return undefined;
   }
   return params;
 }

@@ -23,7 +23,8 @@ const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIGatewayProxyResult> {
   const requestId = randomUUID();
   const url = new URL(request.url, 'http://localhost');
-  const path = decodeURI(url.pathname).replace(/\/+$/, '') || '/';
+  // Path parameters are decoded once, segment by segment, by the route matcher.
+  const path = url.pathname.replace(/\/+$/, '') || '/';
   if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId);
 
   const match = resolveRoute(api, request.method.toUpperCase(), path);

@@ -1,4 +1,5 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
@@ -56,30 +57,28 @@ export async function openConversation(
     archived_at: null,
   };
   try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...keys.conversationTarget(accountId, targetId), conversation_id: conversation.id },
-              ConditionExpression: 'attribute_not_exists(pk)',
+    await transactWrite({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.conversationTarget(accountId, targetId), conversation_id: conversation.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: {
+              ...keys.conversation(accountId, conversation.id),
+              ...keys.conversationIndex(accountId, conversation.id),
+              type: 'conversation',
+              ...conversation,
             },
           },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: {
-                ...keys.conversation(accountId, conversation.id),
-                ...keys.conversationIndex(accountId, conversation.id),
-                type: 'conversation',
-                ...conversation,
-              },
-            },
-          },
-        ],
-      }),
-    );
+        },
+      ],
+    });
     return { conversation, created: true };
   } catch (error) {
     if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
@@ -176,27 +175,25 @@ export async function deleteConversation(accountId: string, id: string): Promise
   if (!existing) return undefined;
   const targetId = existing.contact_id ?? existing.group_id!;
   try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Delete: {
-              TableName: tableName(),
-              Key: keys.conversation(accountId, id),
-              ConditionExpression: 'attribute_exists(pk)',
-            },
+    await transactWrite({
+      TransactItems: [
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: keys.conversation(accountId, id),
+            ConditionExpression: 'attribute_exists(pk)',
           },
-          {
-            Delete: {
-              TableName: tableName(),
-              Key: keys.conversationTarget(accountId, targetId),
-              ConditionExpression: 'conversation_id = :id',
-              ExpressionAttributeValues: { ':id': id },
-            },
+        },
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: keys.conversationTarget(accountId, targetId),
+            ConditionExpression: 'conversation_id = :id',
+            ExpressionAttributeValues: { ':id': id },
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
     return existing;
   } catch (error) {
     if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return undefined;

@@ -1,4 +1,5 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
@@ -57,15 +58,13 @@ const toItem = (m: Message) => ({
  */
 export async function insertMessage(m: Message): Promise<boolean> {
   try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName(), Item: toItem(m), ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Update: touchConversationUpdate(m.account_id, m.conversation_id, m.created_at) },
-          { Update: touchContactUpdate(m.account_id, m.contact_id, m.created_at) },
-        ],
-      }),
-    );
+    await transactWrite({
+      TransactItems: [
+        { Put: { TableName: tableName(), Item: toItem(m), ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Update: touchConversationUpdate(m.account_id, m.conversation_id, m.created_at) },
+        { Update: touchContactUpdate(m.account_id, m.contact_id, m.created_at) },
+      ],
+    });
     return true;
   } catch (error) {
     if (cancellationCodes(error)?.[1] === 'ConditionalCheckFailed') return false;

@@ -31,7 +31,10 @@ export async function issueToken(principal: Principal): Promise<string> {
 
 export async function findPrincipal(token: string): Promise<Principal | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)) }));
+  // Consistent, so a revoked token stops working on the very next request.
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }),
+  );
   if (!out.Item || out.Item.revoked_at !== undefined) return undefined;
   return { accountId: out.Item.account_id as string, contactId: out.Item.contact_id as string };
 }

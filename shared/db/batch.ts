@@ -1,4 +1,5 @@
-import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { cancellationCodes } from '#shared/data/errors';
 import { db, tableName } from '#shared/db/client';
 
 type Key = { pk: string; sk: string };
@@ -7,14 +8,14 @@ const chunks = <T>(list: T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, i * size + size));
 
 /** BatchGet of any number of keys, retrying unprocessed keys. */
-export async function batchGet(keyList: Key[]): Promise<Record<string, unknown>[]> {
+export async function batchGet(keyList: Key[], consistent = false): Promise<Record<string, unknown>[]> {
   const unique = [...new Map(keyList.map((k) => [`${k.pk}|${k.sk}`, k])).values()];
   const found: Record<string, unknown>[] = [];
   for (const chunk of chunks(unique, 100)) {
     let pending: Key[] = chunk;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > 0) await backoff(attempt);
-      const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending } } }));
+      const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: consistent } } }));
       found.push(...(out.Responses?.[tableName()] ?? []));
       pending = (out.UnprocessedKeys?.[tableName()]?.Keys as Key[] | undefined) ?? [];
     }
@@ -30,6 +31,25 @@ export async function batchDelete(keyList: Key[]): Promise<void> {
       if (attempt > 0) await backoff(attempt);
       const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
       pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
+    }
+  }
+}
+
+/**
+ * TransactWrite, retried when DynamoDB cancels it only because another
+ * transaction touched the same item (TransactionConflict), which is routine
+ * under concurrent sends to one conversation.
+ */
+export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db().send(new TransactWriteCommand(input));
+      return;
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      const conflictOnly = codes?.includes('TransactionConflict') && codes.every((c) => c === 'TransactionConflict' || c === 'None' || c === undefined);
+      if (!conflictOnly || attempt >= 4) throw error;
+      await backoff(attempt + 1);
     }
   }
 }

@@ -4,7 +4,7 @@ import { clearPinnedMessage, getConversation } from '#shared/data/conversations'
 import * as messages from '#shared/data/messages';
 import type { Message } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
-import { conflict, notFound } from '#shared/http/errors';
+import { badRequest, conflict, notFound } from '#shared/http/errors';
 import { mergeAttachments, toAttachments, type AttachmentsInput } from '#shared/messaging/attachments';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
 import { applyReactions, reactionChanges, type ReactionsInput } from '#shared/messaging/reactions';
@@ -82,7 +82,7 @@ async function listAcrossConversations(accountId: string, page: Awaited<ReturnTy
 
 async function liveConversationIds(accountId: string, list: Message[]): Promise<Set<string>> {
   const ids = [...new Set(list.map((m) => m.conversation_id))];
-  const found = await batchGet(ids.map((id) => keys.conversation(accountId, id)));
+  const found = await batchGet(ids.map((id) => keys.conversation(accountId, id)), true);
   return new Set(found.map((item) => item.id as string));
 }
 
@@ -94,6 +94,7 @@ export interface MessageUpdate {
 }
 
 const MAX_ATTEMPTS = 5;
+const MAX_MESSAGE_BYTES = 350 * 1024;
 
 /** Read-modify-write with optimistic locking, so concurrent reactions are never lost. */
 export async function updateMessage(who: Principal, id: string, update: MessageUpdate): Promise<Message> {
@@ -107,6 +108,10 @@ export async function updateMessage(who: Principal, id: string, update: MessageU
     if (update.read && current.read_at === null) next.read_at = nowSeconds();
     if (JSON.stringify(next) === JSON.stringify(current)) return current;
     next.updated_at = nowSeconds();
+    // DynamoDB items stop at 400 KB; refuse growth past a safe margin instead of failing the write.
+    if (Buffer.byteLength(JSON.stringify(next)) > MAX_MESSAGE_BYTES) {
+      throw badRequest('The message with its reactions and attachments would be too large', 'reactions', 'message_too_large');
+    }
     if ((await messages.replaceMessage(current, next)) === 'ok') return { ...next, version: current.version + 1 };
   }
   throw conflict('The message is being changed by another request; retry', 'concurrent_update');

@@ -70,6 +70,14 @@ describe.each(transports())('HTTP behaviour over %s', (transport) => {
       }
     });
 
+    it('treats malformed or escaped ids as ids that name nothing', async () => {
+      for (const id of ['%ZZ', '%25', '%2F']) {
+        const res = await api.call('GET', `/v1/messages/${id}`, { token: t.token });
+        expect(res.status).toBe(404);
+        expect(res.body.error.code).toBe('resource_missing');
+      }
+    });
+
     it('answers 405 with Allow for a known path and a wrong method', async () => {
       const res = await api.call('PATCH', '/v1/messages/msg_01JD0000000000000000000000', { token: t.token });
       expect(res.status).toBe(405);

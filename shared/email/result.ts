@@ -1,0 +1,32 @@
+/**
+ * What the validator engine produces for one address: every validation field
+ * of the email object of the API. Pure data, no AWS, no HTTP.
+ */
+export interface ValidationResult {
+  /** The address as given. */
+  email: string;
+  is_valid: boolean;
+  /** 0..100, higher is better; see score.ts for the weights. */
+  score: number;
+  can_connect: boolean;
+  mx_record_count: number;
+  connectable_mx_record_count: number;
+  is_username_generic: boolean;
+  is_alias: boolean;
+  is_gov: boolean;
+  is_edu: boolean;
+  is_mil: boolean;
+  is_free: boolean;
+  is_subdomain: boolean;
+  canonical_email: string;
+}
+
+/** A validation either finishes, or fails transiently (DNS kept failing) and may be retried. */
+export type ValidationOutcome =
+  | { status: 'completed'; result: ValidationResult }
+  | { status: 'error'; reason: string };
+
+/** Syntax check outcome: the parts on success, a human-readable reason otherwise. */
+export type SyntaxCheck =
+  | { ok: true; local: string; domain: string; asciiDomain: string }
+  | { ok: false; reason: string };
