@@ -2,13 +2,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/db/table-definition.ts';
 import { queues, type QueueDefinition } from '../shared/queues.ts';
-import { workers, type ApiName, type QueueName, type Worker } from '../shared/routes.ts';
+import { schedules, workers, type ApiName, type QueueName, type Schedule, type Worker } from '../shared/routes.ts';
 import { apiNames, buildApi, type BuiltApi } from './api.ts';
 import { createFunction, pascalCase, type FunctionDeps } from './functions.ts';
 
@@ -32,15 +34,22 @@ export function assertWorkerFitsQueue(worker: Pick<Worker, 'name' | 'timeoutSeco
 export class ServerlessMessagingStack extends Stack {
   readonly table: Table;
   readonly queues: Record<QueueName, Queue>;
+  /** Each queue's dead-letter queue, same keys as `queues`. */
+  readonly deadLetterQueues: Record<QueueName, Queue>;
   readonly apis = new Map<ApiName, BuiltApi>();
   readonly workerFunctions = new Map<Worker, NodejsFunction>();
+  readonly scheduleFunctions = new Map<Schedule, NodejsFunction>();
+  readonly scheduleRules = new Map<Schedule, Rule>();
 
   constructor(scope: Construct, id: string, props: ServerlessMessagingStackProps = {}) {
     super(scope, id, props);
+    // A dead-letter queue gets its queue's visibility timeout, so one check covers both kinds of worker.
     for (const worker of workers) assertWorkerFitsQueue(worker, queues[worker.queue]);
 
     this.table = this.createTable();
-    this.queues = this.createQueues();
+    const { main, deadLetters } = this.createQueues();
+    this.queues = main;
+    this.deadLetterQueues = deadLetters;
     const deps: FunctionDeps = {
       repoRoot: REPO_ROOT,
       functionsDir: props.functionsDir ?? path.join(REPO_ROOT, 'functions'),
@@ -53,16 +62,29 @@ export class ServerlessMessagingStack extends Stack {
       this.apis.set(apiName, built);
       new CfnOutput(this, `${pascalCase(apiName)}ApiUrl`, {
         value: built.baseUrl,
-        description: `${apiName} API base URL (append /v1/...)`,
+        description: `${apiName} API base URL (append the route table's paths)`,
       });
     }
 
     for (const worker of workers) {
       const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps);
-      fn.addEventSource(
-        new SqsEventSource(this.queues[worker.queue], { batchSize: worker.batchSize, reportBatchItemFailures: true }),
-      );
+      const source = (worker.deadLetters ? this.deadLetterQueues : this.queues)[worker.queue];
+      // SqsEventSource grants the consume actions on exactly this queue.
+      fn.addEventSource(new SqsEventSource(source, { batchSize: worker.batchSize, reportBatchItemFailures: true }));
       this.workerFunctions.set(worker, fn);
+    }
+
+    for (const schedule of schedules) {
+      const id = pascalCase(schedule.name);
+      const fn = createFunction(this, `${id}ScheduleFn`, schedule, deps);
+      const rule = new Rule(this, `${id}ScheduleRule`, {
+        description: `Runs ${schedule.handler} every ${schedule.everyMinutes} minute(s)`,
+        schedule: EventSchedule.rate(Duration.minutes(schedule.everyMinutes)),
+        // Adds the lambda:InvokeFunction permission for events.amazonaws.com, scoped to this rule.
+        targets: [new LambdaFunction(fn)],
+      });
+      this.scheduleFunctions.set(schedule, fn);
+      this.scheduleRules.set(schedule, rule);
     }
 
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
@@ -89,26 +111,32 @@ export class ServerlessMessagingStack extends Stack {
     return table;
   }
 
-  private createQueues(): Record<QueueName, Queue> {
+  private createQueues(): { main: Record<QueueName, Queue>; deadLetters: Record<QueueName, Queue> } {
     const entries = Object.entries(queues) as [QueueName, QueueDefinition][];
-    return Object.fromEntries(
-      entries.map(([key, def]) => {
-        const id = pascalCase(key);
-        const common = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
-        const dlq = new Queue(this, `${id}DeadLetterQueue`, {
-          ...common,
-          queueName: `${this.stackName}-${def.name}-dlq`,
-          retentionPeriod: Duration.days(14),
-        });
-        const queue = new Queue(this, `${id}Queue`, {
-          ...common,
-          queueName: `${this.stackName}-${def.name}`,
-          visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
-          deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
-        });
-        new CfnOutput(this, `${id}QueueUrl`, { value: queue.queueUrl });
-        return [key, queue];
-      }),
-    ) as Record<QueueName, Queue>;
+    const main = {} as Record<QueueName, Queue>;
+    const deadLetters = {} as Record<QueueName, Queue>;
+    for (const [key, def] of entries) {
+      const id = pascalCase(key);
+      const common = {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        // Same on the dead-letter queue: a worker may consume it (`deadLetters: true`).
+      };
+      const dlq = new Queue(this, `${id}DeadLetterQueue`, {
+        ...common,
+        queueName: `${this.stackName}-${def.name}-dlq`,
+        retentionPeriod: Duration.days(14),
+      });
+      const queue = new Queue(this, `${id}Queue`, {
+        ...common,
+        queueName: `${this.stackName}-${def.name}`,
+        visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
+      });
+      new CfnOutput(this, `${id}QueueUrl`, { value: queue.queueUrl });
+      main[key] = queue;
+      deadLetters[key] = dlq;
+    }
+    return { main, deadLetters };
   }
 }

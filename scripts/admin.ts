@@ -11,7 +11,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { resetConfig } from '#shared/config';
+import { config, resetConfig } from '#shared/config';
+import { creditBalance } from '#shared/data/emails';
+import { resumeAwaiting } from '#shared/email/credits';
 import { addCredits, createAccount, getAccount } from '#shared/data/accounts';
 import { createContact, getContact } from '#shared/data/contacts';
 import { createGroup } from '#shared/data/groups';
@@ -125,9 +127,12 @@ const commands: Record<string, Command> = {
     required: ['account', 'amount'],
     run: async (f) => {
       const amount = count(f, 'amount')!;
-      const credits = await addCredits(f.account!, amount);
-      if (credits === undefined) throw notFound(`account ${f.account} not found`);
-      return { credits };
+      const added = await addCredits(f.account!, amount);
+      if (added === undefined) throw notFound(`account ${f.account} not found`);
+      // Validation work held for lack of credits resumes now (and otherwise with the next sweeper run).
+      if (!config().validationQueueUrl) return { credits: added };
+      await resumeAwaiting(f.account!);
+      return { credits: (await creditBalance(f.account!)) ?? added };
     },
   },
 };

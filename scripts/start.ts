@@ -11,6 +11,9 @@ const DEMO_FILE = `${LOCAL_DIR}/demo.json`;
 if (values.fresh) rmSync(LOCAL_DIR, { recursive: true, force: true });
 mkdirSync(LOCAL_DIR, { recursive: true });
 
+// Local runs may resolve MX hosts to loopback or private addresses (the contract allows it for local and test runs).
+process.env.ALLOW_PRIVATE_MX ??= 'true';
+
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 let stack: Awaited<ReturnType<typeof startLocalStack>>;
@@ -20,6 +23,7 @@ try {
     dynamoPort: port('DYNAMODB_PORT', 8000),
     sqsPort: port('SQS_PORT', 9324),
     chatPort: port('CHAT_PORT', 3000),
+    emailPort: port('EMAIL_PORT', 3001),
   });
 } catch (error) {
   console.error(`npm start failed: ${(error as Error).message}`);
@@ -36,6 +40,7 @@ const runtime: RuntimeFile = { pid: process.pid, env: stack.env };
 writeFileSync(RUNTIME_FILE, JSON.stringify(runtime, null, 2));
 
 console.log(`CHAT_BASE_URL=${stack.chatUrl}`);
+console.log(`EMAIL_BASE_URL=${stack.emailUrl}`);
 console.log(`DEMO_TOKEN=${demo.token}`);
 console.log(`DEMO_CONTACT_ID=${demo.contactIds.bob}`);
 console.log(`DEMO_GROUP_ID=${demo.groupId}`);

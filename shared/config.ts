@@ -17,6 +17,8 @@ export interface Config {
   tableName: string;
   /** Queue that continues deleting a conversation's messages past one invocation. */
   purgeQueueUrl: string | undefined;
+  /** Queue of email validation work (the worker consumes it). */
+  validationQueueUrl: string | undefined;
   region: string;
 }
 
@@ -24,6 +26,7 @@ export function config(): Config {
   cached ??= {
     tableName: required('TABLE_NAME'),
     purgeQueueUrl: process.env.PURGE_QUEUE_URL || undefined,
+    validationQueueUrl: process.env.VALIDATION_QUEUE_URL || undefined,
     region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
   };
   return cached;

@@ -13,7 +13,11 @@ export interface QueueDefinition {
 
 export const queues = {
   purge: { name: 'purge', visibilityTimeoutSeconds: 360, maxReceiveCount: 5 },
+  validation: { name: 'validation', visibilityTimeoutSeconds: 360, maxReceiveCount: 3 },
 } as const satisfies Record<string, QueueDefinition>;
 
 /** Environment variable through which a function learns a queue's URL. */
 export const queueUrlEnv = (queue: keyof typeof queues) => `${queue.toUpperCase()}_QUEUE_URL`;
+
+/** Environment variable through which the local runtime learns a dead-letter queue's URL. */
+export const deadLetterUrlEnv = (queue: keyof typeof queues) => `${queue.toUpperCase()}_DLQ_URL`;

@@ -41,6 +41,17 @@ export const routes: readonly Route[] = [
   { api: 'chat', method: 'GET', path: '/v1/messages/{id}', handler: 'messages/get', table: 'read' },
   { api: 'chat', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite' },
   { api: 'chat', method: 'DELETE', path: '/v1/messages/{id}', handler: 'messages/delete', table: 'readWrite' },
+
+  { api: 'email', method: 'POST', path: '/api/v1/emails', handler: 'emails/create', table: 'readWrite', sends: ['validation'], timeoutSeconds: 15 },
+  { api: 'email', method: 'GET', path: '/api/v1/emails', handler: 'emails/list', table: 'read' },
+  { api: 'email', method: 'GET', path: '/api/v1/email/{id}', handler: 'emails/get', table: 'read' },
+  { api: 'email', method: 'DELETE', path: '/api/v1/email/{id}', handler: 'emails/delete', table: 'readWrite' },
+  { api: 'email', method: 'POST', path: '/api/v1/emailList', handler: 'email-lists/create', table: 'readWrite' },
+  { api: 'email', method: 'GET', path: '/api/v1/emailLists', handler: 'email-lists/list', table: 'read' },
+  { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}', handler: 'email-lists/get', table: 'read' },
+  { api: 'email', method: 'DELETE', path: '/api/v1/emailList/{id}', handler: 'email-lists/delete', table: 'readWrite', sends: ['purge'], timeoutSeconds: 20 },
+  { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}/emails', handler: 'email-lists/emails', table: 'read' },
+  { api: 'email', method: 'POST', path: '/api/v1/emailList/{id}/emails', handler: 'email-lists/add', table: 'readWrite', sends: ['validation'], timeoutSeconds: 20 },
 ];
 
 /** Verifies bearer tokens for every route above (API Gateway Lambda authorizer). */
@@ -58,18 +69,51 @@ export interface Worker {
   sends?: QueueName[];
   batchSize: number;
   timeoutSeconds: number;
+  /** Consume the queue's dead-letter queue instead of the queue itself. */
+  deadLetters?: boolean;
 }
 
 export const workers: readonly Worker[] = [
   {
-    name: 'purge-conversation',
-    handler: 'workers/purge-conversation',
+    name: 'purge',
+    handler: 'workers/purge',
     queue: 'purge',
     table: 'readWrite',
     sends: ['purge'],
     batchSize: 1,
     timeoutSeconds: 60,
   },
+  {
+    name: 'validate-emails',
+    handler: 'workers/validate-emails',
+    queue: 'validation',
+    table: 'readWrite',
+    batchSize: 10,
+    timeoutSeconds: 60,
+  },
+  {
+    name: 'validation-dead-letters',
+    handler: 'workers/validation-dead-letters',
+    queue: 'validation',
+    deadLetters: true,
+    table: 'readWrite',
+    batchSize: 10,
+    timeoutSeconds: 60,
+  },
+];
+
+/** Scheduled functions: an EventBridge rule on AWS, a timer locally. */
+export interface Schedule {
+  name: string;
+  handler: string;
+  everyMinutes: number;
+  table: TableAccess;
+  sends?: QueueName[];
+  timeoutSeconds: number;
+}
+
+export const schedules: readonly Schedule[] = [
+  { name: 'sweeper', handler: 'workers/sweeper', everyMinutes: 1, table: 'readWrite', sends: ['validation'], timeoutSeconds: 60 },
 ];
 
 const safeDecode = (segment: string) => {

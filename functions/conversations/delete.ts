@@ -1,4 +1,5 @@
-import { chatEndpoint, deleted } from '#shared/http/chat';
+import { chatEndpoint } from '#shared/http/chat';
+import { deleted } from '#shared/http/endpoint';
 import { deleteConversation } from '#shared/messaging/conversations';
 
 /** Purge inline for up to this long, then continue from the queue. */

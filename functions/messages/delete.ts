@@ -1,4 +1,5 @@
-import { chatEndpoint, deleted } from '#shared/http/chat';
+import { chatEndpoint } from '#shared/http/chat';
+import { deleted } from '#shared/http/endpoint';
 import { deleteMessage } from '#shared/messaging/messages';
 
 export const handler = chatEndpoint({}, async ({ principal, pathId }) => {

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createTableInput, tableDefinition } from '#shared/db/table-definition';
-import { queues, queueUrlEnv } from '#shared/queues';
+import { deadLetterUrlEnv, queues, queueUrlEnv } from '#shared/queues';
 
 /** Creates the table exactly as the CDK stack defines it (same definition module). */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
@@ -26,10 +26,18 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
 }
 
 /** Creates every queue of the shared definitions with its dead-letter queue; returns env vars with their URLs. */
-export async function ensureQueues(client: SQSClient, prefix: string): Promise<Record<string, string>> {
+export async function ensureQueues(
+  client: SQSClient,
+  prefix: string,
+  /** Tests shorten the visibility timeout to see redeliveries in seconds, not minutes. */
+  visibilityTimeoutSeconds?: number,
+): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const [key, definition] of Object.entries(queues)) {
-    const dlq = await client.send(new CreateQueueCommand({ QueueName: `${prefix}-${definition.name}-dlq` }));
+    const visibility = String(visibilityTimeoutSeconds ?? definition.visibilityTimeoutSeconds);
+    const dlq = await client.send(
+      new CreateQueueCommand({ QueueName: `${prefix}-${definition.name}-dlq`, Attributes: { VisibilityTimeout: visibility } }),
+    );
     const dlqArn = await client.send(
       new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }),
     );
@@ -37,7 +45,7 @@ export async function ensureQueues(client: SQSClient, prefix: string): Promise<R
       new CreateQueueCommand({
         QueueName: `${prefix}-${definition.name}`,
         Attributes: {
-          VisibilityTimeout: String(definition.visibilityTimeoutSeconds),
+          VisibilityTimeout: visibility,
           RedrivePolicy: JSON.stringify({
             deadLetterTargetArn: dlqArn.Attributes!.QueueArn,
             maxReceiveCount: definition.maxReceiveCount,
@@ -46,7 +54,7 @@ export async function ensureQueues(client: SQSClient, prefix: string): Promise<R
       }),
     );
     env[queueUrlEnv(key as keyof typeof queues)] = queue.QueueUrl!;
-    env[`${queueUrlEnv(key as keyof typeof queues).replace(/_URL$/, '')}_DLQ_URL`] = dlq.QueueUrl!;
+    env[deadLetterUrlEnv(key as keyof typeof queues)] = dlq.QueueUrl!;
   }
   return env;
 }

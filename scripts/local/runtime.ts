@@ -2,8 +2,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { resetConfig } from '#shared/config';
 import { resetDb } from '#shared/db/client';
-import { queueUrlEnv } from '#shared/queues';
-import { workers } from '#shared/routes';
+import { deadLetterUrlEnv, queueUrlEnv } from '#shared/queues';
+import { schedules, workers } from '#shared/routes';
+import { invoke } from './lambda.ts';
 import { startDynamoDbLocal, type RunningService } from './dynamodb.ts';
 import { startEventSource } from './event-source.ts';
 import { startApiServer, type RunningApi } from './http-server.ts';
@@ -18,6 +19,7 @@ export interface LocalStackOptions {
   sqsPort?: number;
   /** Ports for the HTTP APIs; null serves none (in-process tests). */
   chatPort?: number | null;
+  emailPort?: number | null;
   /** Run the queue workers like Lambda's event source mappings. */
   workers?: boolean;
 }
@@ -25,6 +27,7 @@ export interface LocalStackOptions {
 export interface LocalStack {
   env: Record<string, string>;
   chatUrl?: string;
+  emailUrl?: string;
   stop: () => Promise<void>;
 }
 
@@ -81,13 +84,26 @@ export function useBackends(env: Record<string, string>): void {
 /** Runs every worker the way Lambda's SQS event source mapping would. */
 export function startWorkers(env: Record<string, string>, options: { waitSeconds?: number } = {}) {
   const sqs = new SQSClient({ endpoint: env.AWS_ENDPOINT_URL_SQS, region: REGION, credentials });
-  const sources = workers.map((worker) => startEventSource(sqs, worker, env[queueUrlEnv(worker.queue)]!, options));
+  const sources = workers.map((worker) =>
+    startEventSource(sqs, worker, env[(worker.deadLetters ? deadLetterUrlEnv : queueUrlEnv)(worker.queue)]!, options),
+  );
   return {
     stop: async () => {
       await Promise.all(sources.map((s) => s.stop()));
       sqs.destroy();
     },
   };
+}
+
+/** Runs the scheduled functions on timers, as EventBridge rules would. */
+export function startSchedules(options: { intervalMs?: (minutes: number) => number } = {}) {
+  const timers = schedules.map((schedule) =>
+    setInterval(
+      () => void invoke(schedule.handler, {}, schedule.timeoutSeconds).catch((error) => console.error(`[${schedule.name}]`, error)),
+      options.intervalMs?.(schedule.everyMinutes) ?? schedule.everyMinutes * 60_000,
+    ),
+  );
+  return { stop: async () => timers.forEach(clearInterval) };
 }
 
 /**
@@ -102,13 +118,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   try {
     useBackends(backends.env);
-    if (options.workers !== false) stops.push(startWorkers(backends.env).stop);
+    if (options.workers !== false) {
+      stops.push(startWorkers(backends.env).stop);
+      stops.push(startSchedules().stop);
+    }
     let chat: RunningApi | undefined;
     if (options.chatPort !== null) {
       chat = await startApiServer('chat', options.chatPort ?? 0);
       stops.push(chat.close);
     }
-    return { env: backends.env, chatUrl: chat?.url, stop };
+    let email: RunningApi | undefined;
+    if (options.emailPort !== null) {
+      email = await startApiServer('email', options.emailPort ?? 0);
+      stops.push(email.close);
+    }
+    return { env: backends.env, chatUrl: chat?.url, emailUrl: email?.url, stop };
   } catch (error) {
     await stop();
     throw error;

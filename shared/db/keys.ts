@@ -53,3 +53,40 @@ export function withoutKeys<T extends Record<string, unknown>>(item: T) {
   const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, ...rest } = item;
   return rest;
 }
+
+/**
+ * Email validation entities. Ids are numbers (see shared/data/numeric-ids.ts);
+ * sequence numbers are zero-padded so they sort as strings.
+ */
+export const pad = (n: number) => String(n).padStart(12, '0');
+
+export const emailKeys = {
+  /** Global: hands each Lambda container a distinct id-generator slot. */
+  workerCounter: () => ({ pk: 'COUNTER#ID_WORKER', sk: 'COUNTER' }),
+  /** Page index of the account's standalone emails and of its lists. */
+  accountEmails: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#EMAILS`, sk: 'COLL' }),
+  accountLists: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#LISTS`, sk: 'COLL' }),
+  /** A list is also the page index of its own emails. */
+  list: (accountId: string, listId: number) => ({ pk: `${acc(accountId)}#LIST#${listId}`, sk: 'LIST' }),
+  email: (accountId: string, emailId: number) => ({ pk: `${acc(accountId)}#EMAIL#${emailId}`, sk: 'EMAIL' }),
+  /** gsi1: members of a collection in sequence order (page-number pagination). */
+  member: (collectionPk: string, seq: number) => ({ gsi1pk: `${collectionPk}#MEMBERS`, gsi1sk: pad(seq) }),
+  membersPartition: (collectionPk: string) => `${collectionPk}#MEMBERS`,
+  /** One item per address in a list: makes "already in the list" an atomic check. */
+  listAddress: (accountId: string, listId: number, address: string) => ({
+    pk: `${acc(accountId)}#LIST#${listId}#ADDR#${address.toLowerCase()}`,
+    sk: 'ADDR',
+  }),
+  /** Work stored but not yet handed to the queue (transactional outbox), swept if a crash strands it. */
+  outbox: (accountId: string, outboxId: string) => ({ pk: `${acc(accountId)}#OUTBOX#${outboxId}`, sk: 'OUTBOX' }),
+  /** gsi2: outboxes ready to send, oldest first; and per account, those waiting for credits. */
+  outboxReady: (createdAtMs: number) => ({ gsi2pk: 'OUTBOX#READY', gsi2sk: pad(createdAtMs) }),
+  outboxAwaiting: (accountId: string, createdAtMs: number) => ({
+    gsi2pk: `${acc(accountId)}#OUTBOX#AWAITING`,
+    gsi2sk: pad(createdAtMs),
+  }),
+  outboxReadyPartition: 'OUTBOX#READY',
+  /** gsi1 of awaiting outboxes: all accounts', for the sweeper. */
+  outboxAwaitingAll: 'OUTBOX#AWAITING',
+  outboxAwaitingPartition: (accountId: string) => `${acc(accountId)}#OUTBOX#AWAITING`,
+} as const;

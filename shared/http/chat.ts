@@ -7,4 +7,4 @@ export const chatEndpoint = <B = Record<string, never>, Q = Record<string, never
   run: (input: EndpointInput<B, Q>) => Promise<Reply>,
 ) => endpoint({ ...spec, media: ['form', 'json'] }, run);
 
-export const deleted = (id: string): Reply => ({ body: { id, deleted: true } });
+

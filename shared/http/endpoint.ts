@@ -32,6 +32,9 @@ export interface EndpointSpec<B, Q> {
 
 const noParameters = z.strictObject({});
 
+/** The contract's answer to every delete. */
+export const deleted = (id: string | number): Reply => ({ body: { id, deleted: true } });
+
 /**
  * Builds a thin API handler: authenticate, parse, validate with the schemas,
  * run the domain call, shape the JSON response. Errors become the contract's

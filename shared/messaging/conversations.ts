@@ -5,7 +5,7 @@ import { getMessage } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
 import { badRequest, notFound } from '#shared/http/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
-import { startPurge } from '#shared/messaging/purge';
+import { startPurge } from '#shared/purge';
 import { nowSeconds } from '#shared/util/ids';
 
 export async function openConversation(who: Principal, input: { contact_id?: string; group_id?: string }) {
@@ -67,5 +67,5 @@ export async function updateConversation(who: Principal, id: string, update: Con
 export async function deleteConversation(who: Principal, id: string, deadline: number) {
   const deleted = await conversations.deleteConversation(who.accountId, id);
   if (!deleted) throw notFound('conversation', id, 'id');
-  await startPurge(who.accountId, id, deadline);
+  await startPurge({ kind: 'purge-conversation', accountId: who.accountId, conversationId: id }, deadline);
 }

@@ -7,11 +7,17 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
-import { authorizer, fallback, routes, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
+import { authorizer, fallback, routes, schedules, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
 import { assertWorkerFitsQueue, ServerlessMessagingStack } from '../../infra/stack.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const handlers = [...routes.map((r) => r.handler), authorizer.handler, fallback.handler, ...workers.map((w) => w.handler)];
+const handlers = [
+  ...routes.map((r) => r.handler),
+  authorizer.handler,
+  fallback.handler,
+  ...workers.map((w) => w.handler),
+  ...schedules.map((s) => s.handler),
+];
 
 // Bundling is skipped, but NodejsFunction still requires each entry to exist
 // under the project root: use the real functions/ when complete, stubs in an
@@ -41,6 +47,8 @@ const template = Template.fromStack(stack);
 
 const logicalId = (c: { node: { defaultChild?: unknown } }) => stack.getLogicalId(c.node.defaultChild as CfnElement);
 const apiNames = [...new Set(routes.map((r) => r.api))];
+const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase());
+const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 const apiOf = (name: ApiName) => stack.apis.get(name)!;
 const resources = (type: string) => template.findResources(type) as Record<string, { Properties: any }>;
 
@@ -88,6 +96,25 @@ function policyActions(fn: IFunction): string[] {
     .flatMap((s: any) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
 }
 
+/** sqs action -> logical ids of the queues it is allowed on (statements may be merged by minimizePolicies). */
+function sqsGrants(fn: IFunction): Map<string, Set<string>> {
+  const role = logicalId(fn.role!);
+  const grants = new Map<string, Set<string>>();
+  const statements = Object.values(resources('AWS::IAM::Policy'))
+    .filter(({ Properties: p }) => p.Roles.some((r: any) => r.Ref === role))
+    .flatMap(({ Properties: p }) => p.PolicyDocument.Statement);
+  for (const s of statements) {
+    const actions: string[] = Array.isArray(s.Action) ? s.Action : [s.Action];
+    const targets: any[] = Array.isArray(s.Resource) ? s.Resource : [s.Resource];
+    for (const a of actions.filter((x) => x.startsWith('sqs:'))) {
+      const set = grants.get(a) ?? new Set<string>();
+      for (const t of targets) set.add(t['Fn::GetAtt']?.[0] ?? JSON.stringify(t));
+      grants.set(a, set);
+    }
+  }
+  return grants;
+}
+
 function envOf(fn: IFunction): Record<string, unknown> {
   return resources('AWS::Lambda::Function')[logicalId(fn)]!.Properties.Environment?.Variables ?? {};
 }
@@ -101,6 +128,7 @@ function allFunctions() {
     for (const [route, fn] of built.routeFunctions) rows.push({ fn, table: route.table, sends: route.sends });
   }
   for (const [worker, fn] of stack.workerFunctions) rows.push({ fn, table: worker.table, sends: worker.sends });
+  for (const [schedule, fn] of stack.scheduleFunctions) rows.push({ fn, table: schedule.table, sends: schedule.sends });
   return rows;
 }
 
@@ -144,6 +172,7 @@ describe('SQS queues', () => {
     template.resourceCountIs('AWS::SQS::Queue', defs.length * 2);
     for (const [key, def] of defs) {
       const queue = stack.queues[key];
+      expect(stack.deadLetterQueues[key]).toBe(queue.deadLetterQueue!.queue);
       template.hasResourceProperties('AWS::SQS::Queue', {
         QueueName: `test-stack-${def.name}`,
         VisibilityTimeout: def.visibilityTimeoutSeconds,
@@ -156,15 +185,26 @@ describe('SQS queues', () => {
       template.hasResourceProperties('AWS::SQS::Queue', {
         QueueName: `test-stack-${def.name}-dlq`,
         SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: 14 * 24 * 3600,
       });
-      template.hasOutput(`${key[0]!.toUpperCase()}${key.slice(1)}QueueUrl`, { Value: { Ref: logicalId(queue) } });
+      template.hasOutput(`${pascal(key)}QueueUrl`, { Value: { Ref: logicalId(queue) } });
+    }
+  });
+
+  it('gives each dead-letter queue the visibility timeout of its queue (a worker may consume it)', () => {
+    const sqsQueues = resources('AWS::SQS::Queue');
+    for (const [key, def] of defs) {
+      const dlq = sqsQueues[logicalId(stack.deadLetterQueues[key])]!.Properties;
+      expect(dlq.QueueName).toBe(`test-stack-${def.name}-dlq`);
+      expect(dlq.VisibilityTimeout).toBe(def.visibilityTimeoutSeconds);
+      expect(dlq.RedrivePolicy).toBeUndefined();
     }
   });
 });
 
 describe('Lambda functions', () => {
-  it('creates exactly one function per route, authorizer and fallback per API, and worker', () => {
-    const expected = routes.length + apiNames.length * 2 + workers.length;
+  it('creates exactly one function per route, authorizer and fallback per API, worker, and schedule', () => {
+    const expected = routes.length + apiNames.length * 2 + workers.length + schedules.length;
     template.resourceCountIs('AWS::Lambda::Function', expected);
     expect(allFunctions()).toHaveLength(expected);
   });
@@ -181,10 +221,18 @@ describe('Lambda functions', () => {
   });
 
   it('uses the timeout from the route table (default 10 s)', () => {
+    const timeout = (fn: IFunction) => resources('AWS::Lambda::Function')[logicalId(fn)]!.Properties.Timeout;
     for (const built of stack.apis.values()) {
-      for (const [route, fn] of built.routeFunctions) {
-        expect(resources('AWS::Lambda::Function')[logicalId(fn)]!.Properties.Timeout).toBe(route.timeoutSeconds ?? 10);
-      }
+      for (const [route, fn] of built.routeFunctions) expect(timeout(fn)).toBe(route.timeoutSeconds ?? 10);
+    }
+    for (const [worker, fn] of stack.workerFunctions) expect(timeout(fn)).toBe(worker.timeoutSeconds);
+    for (const [schedule, fn] of stack.scheduleFunctions) expect(timeout(fn)).toBe(schedule.timeoutSeconds);
+  });
+
+  it('tells each function which API it serves, only for the authorizer and fallback', () => {
+    for (const [api, built] of stack.apis) {
+      expect(envOf(built.authorizerFunction).API_NAME).toBe(api);
+      expect(envOf(built.fallbackFunction).API_NAME).toBe(api);
     }
   });
 });
@@ -193,6 +241,8 @@ describe('least privilege', () => {
   const writeActions = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
   it('grants table reads, and writes only to readWrite rows; none to the fallback', () => {
+    // Both APIs contribute read-only rows, so the read branch below is exercised for each.
+    for (const api of apiNames) expect(routes.some((r) => r.api === api && r.table === 'read'), api).toBe(true);
     for (const { fn, table } of allFunctions()) {
       const actions = policyActions(fn);
       if (table === undefined) {
@@ -208,11 +258,29 @@ describe('least privilege', () => {
   it('lets only functions whose row sends to a queue send, and gives them its URL', () => {
     for (const { fn, sends = [] } of allFunctions()) {
       expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0);
+      // ...and only to the queues the row names.
+      const sendTargets = [...(sqsGrants(fn).get('sqs:SendMessage') ?? [])].sort();
+      expect(sendTargets).toEqual([...new Set(sends)].map((q) => logicalId(stack.queues[q])).sort());
       const env = envOf(fn);
       for (const q of Object.keys(queues) as QueueName[]) {
         if (sends.includes(q)) expect(env[queueUrlEnv(q)]).toEqual({ Ref: logicalId(stack.queues[q]) });
         else expect(env).not.toHaveProperty(queueUrlEnv(q));
       }
+    }
+  });
+
+  it('lets only workers consume, and only from their event source queue', () => {
+    const consumers = new Map([...stack.workerFunctions].map(([w, fn]) => [fn as IFunction, w]));
+    for (const { fn } of allFunctions()) {
+      const receive = [...(sqsGrants(fn).get('sqs:ReceiveMessage') ?? [])];
+      const worker = consumers.get(fn);
+      if (!worker) {
+        expect(receive).toEqual([]);
+        continue;
+      }
+      const source = (worker.deadLetters ? stack.deadLetterQueues : stack.queues)[worker.queue];
+      expect(receive).toEqual([logicalId(source)]);
+      expect([...(sqsGrants(fn).get('sqs:DeleteMessage') ?? [])]).toEqual([logicalId(source)]);
     }
   });
 });
@@ -228,27 +296,52 @@ describe('REST APIs', () => {
       ]),
     });
     for (const api of apiNames) {
-      const output = template.findOutputs(`${api[0]!.toUpperCase()}${api.slice(1)}ApiUrl`);
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: `test-stack-${api}` });
+      const output = template.findOutputs(`${pascal(api)}ApiUrl`);
       expect(Object.keys(output)).toHaveLength(1);
-      // Base URL: the /v1/... route paths are appended, so no trailing slash.
+      // Base URL of this API's own RestApi; the route paths are appended, so no trailing slash.
+      expect(JSON.stringify(Object.values(output)[0])).toContain(JSON.stringify({ Ref: logicalId(apiOf(api).api) }));
       expect(JSON.stringify(Object.values(output)[0])).toMatch(/\/prod"\]\]\}\}$/);
     }
+    // Outputs other stacks and scripts read by name.
+    expect(Object.keys(template.findOutputs('*')).filter((k) => k.endsWith('ApiUrl')).sort()).toEqual(
+      apiNames.map((a) => `${pascal(a)}ApiUrl`).sort(),
+    );
     template.hasOutput('TableName', { Value: { Ref: logicalId(stack.table) } });
   });
 
-  it('maps every route to a CUSTOM-authorized method on its path, integrated with its own function', () => {
+  it('builds the chat and the email API', () => {
+    expect([...apiNames].sort()).toEqual(['chat', 'email']);
+    for (const api of apiNames) {
+      expect(apiOf(api).routeFunctions.size).toBe(routes.filter((r) => r.api === api).length);
+    }
+  });
+
+  it('maps every route to a method on its own API, authorized by that API\'s authorizer, integrated with its own function', () => {
     const all = methods();
+    const authorizerOf = new Map(
+      Object.entries(resources('AWS::ApiGateway::Authorizer')).map(([id, a]) => [a.Properties.RestApiId.Ref, id]),
+    );
     for (const route of routes) {
       const built = apiOf(route.api);
-      const matches = all.filter(
-        (m) => m.api === logicalId(built.api) && m.path === route.path && m.httpMethod === route.method,
-      );
-      expect(matches, `${route.method} ${route.path}`).toHaveLength(1);
-      const [m] = matches;
+      const onPath = all.filter((m) => m.path === route.path && m.httpMethod === route.method);
+      // On its own API only (the email routes are not on the chat API and vice versa).
+      expect(onPath.map((m) => m.api), `${route.method} ${route.path}`).toEqual([logicalId(built.api)]);
+      const [m] = onPath;
       expect(m!.authorizationType).toBe('CUSTOM');
-      expect(m!.authorizerId).toBeDefined();
+      expect(m!.authorizerId).toBe(authorizerOf.get(logicalId(built.api)));
       expect(m!.integration.Type).toBe('AWS_PROXY');
       expect(JSON.stringify(m!.integration.Uri)).toContain(logicalId(built.routeFunctions.get(route)!));
+    }
+    // No other authorized methods: every non-ANY method is a row of the table.
+    expect(all.filter((m) => m.httpMethod !== 'ANY')).toHaveLength(routes.length);
+  });
+
+  it('nests resources by path segment, including path parameters under path parameters\' parents', () => {
+    const paths = [...resourcePaths().values()];
+    for (const route of routes) {
+      const segments = route.path.split('/').filter(Boolean);
+      for (let i = 1; i <= segments.length; i++) expect(paths).toContain(`/${segments.slice(0, i).join('/')}`);
     }
   });
 
@@ -259,7 +352,13 @@ describe('REST APIs', () => {
       const anyMethods = all.filter((m) => m.api === logicalId(built.api) && m.httpMethod === 'ANY');
       const anyPaths = anyMethods.map((m) => m.path);
       const routePaths = routes.filter((r) => r.api === api).map((r) => r.path);
-      expect(anyPaths).toEqual(expect.arrayContaining(['/', '/{proxy+}', ...routePaths]));
+      // Every intermediate resource too (e.g. /api and /api/v1), or API Gateway answers 403 there.
+      const prefixes = routePaths.flatMap((p) => {
+        const segments = p.split('/').filter(Boolean);
+        return segments.map((_, i) => `/${segments.slice(0, i + 1).join('/')}`);
+      });
+      expect(anyPaths).toEqual(expect.arrayContaining(['/', '/{proxy+}', ...routePaths, ...prefixes]));
+      expect(new Set(anyPaths).size).toBe(anyPaths.length);
       for (const m of anyMethods) {
         expect(m.authorizationType).toBe('NONE');
         expect(JSON.stringify(m.integration.Uri)).toContain(logicalId(built.fallbackFunction));
@@ -332,25 +431,48 @@ describe('gateway responses', () => {
 });
 
 describe('workers', () => {
-  it('consumes each worker queue with partial batch failures', () => {
+  const sourceOf = (worker: (typeof workers)[number]) =>
+    (worker.deadLetters ? stack.deadLetterQueues : stack.queues)[worker.queue];
+
+  it('consumes each worker queue (or its dead-letter queue) with partial batch failures', () => {
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', workers.length);
+    expect(stack.workerFunctions.size).toBe(workers.length);
+    const mappings = Object.values(resources('AWS::Lambda::EventSourceMapping'));
     for (const [worker, fn] of stack.workerFunctions) {
-      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-        FunctionName: { Ref: logicalId(fn) },
-        EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.queues[worker.queue]), 'Arn'] },
-        BatchSize: worker.batchSize,
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      });
+      const own = mappings.filter((m) => m.Properties.FunctionName.Ref === logicalId(fn));
+      expect(own, worker.name).toHaveLength(1);
+      expect(own[0]!.Properties).toEqual(
+        expect.objectContaining({
+          EventSourceArn: getAtt(logicalId(sourceOf(worker))),
+          BatchSize: worker.batchSize,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        }),
+      );
     }
   });
 
-  it('keeps each queue visibility timeout >= 6 x its worker timeout', () => {
+  it('points the dead-letter worker at the dead-letter queue, not the queue', () => {
+    const dlqWorkers = workers.filter((w) => w.deadLetters);
+    expect(dlqWorkers.map((w) => w.name)).toContain('validation-dead-letters');
+    const mappings = Object.values(resources('AWS::Lambda::EventSourceMapping'));
+    for (const worker of dlqWorkers) {
+      const fn = stack.workerFunctions.get(worker)!;
+      const arn = mappings.find((m) => m.Properties.FunctionName.Ref === logicalId(fn))!.Properties.EventSourceArn;
+      expect(arn).toEqual(getAtt(logicalId(stack.deadLetterQueues[worker.queue])));
+      expect(arn).not.toEqual(getAtt(logicalId(stack.queues[worker.queue])));
+      expect(resources('AWS::SQS::Queue')[arn['Fn::GetAtt'][0]]!.Properties.QueueName).toBe(
+        `test-stack-${queues[worker.queue].name}-dlq`,
+      );
+    }
+  });
+
+  it('keeps each consumed queue visibility timeout >= 6 x its worker timeout (queues and dead-letter queues)', () => {
     const functions = resources('AWS::Lambda::Function');
     const sqsQueues = resources('AWS::SQS::Queue');
     for (const [worker, fn] of stack.workerFunctions) {
       const timeout = functions[logicalId(fn)]!.Properties.Timeout;
       expect(timeout).toBe(worker.timeoutSeconds);
-      expect(sqsQueues[logicalId(stack.queues[worker.queue])]!.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+      expect(sqsQueues[logicalId(sourceOf(worker))]!.Properties.VisibilityTimeout, worker.name).toBeGreaterThanOrEqual(
         6 * timeout,
       );
     }
@@ -378,5 +500,46 @@ describe('workers', () => {
     const queue = { name: 'q', visibilityTimeoutSeconds: 59, maxReceiveCount: 3 };
     expect(() => assertWorkerFitsQueue({ name: 'w', timeoutSeconds: 10 }, queue)).toThrow(/>= 6 x/);
     expect(() => assertWorkerFitsQueue({ name: 'w', timeoutSeconds: 10 }, { ...queue, visibilityTimeoutSeconds: 60 })).not.toThrow();
+  });
+});
+
+describe('schedules', () => {
+  const rate = (minutes: number) => `rate(${minutes} minute${minutes === 1 ? '' : 's'})`;
+
+  it('creates one EventBridge rule per schedule, targeting its function at its rate', () => {
+    template.resourceCountIs('AWS::Events::Rule', schedules.length);
+    expect(stack.scheduleFunctions.size).toBe(schedules.length);
+    const rules = resources('AWS::Events::Rule');
+    for (const [schedule, fn] of stack.scheduleFunctions) {
+      const rule = rules[logicalId(stack.scheduleRules.get(schedule)!)]!.Properties;
+      expect(rule.ScheduleExpression).toBe(rate(schedule.everyMinutes));
+      expect(rule.State).toBe('ENABLED');
+      expect(rule.Targets).toHaveLength(1);
+      expect(rule.Targets[0].Arn).toEqual(getAtt(logicalId(fn)));
+    }
+  });
+
+  it('runs the sweeper every minute', () => {
+    const sweeper = schedules.find((s) => s.name === 'sweeper')!;
+    expect(sweeper).toBeDefined();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: getAtt(logicalId(stack.scheduleFunctions.get(sweeper)!)) })],
+    });
+  });
+
+  it('lets EventBridge invoke each scheduled function, from its own rule only', () => {
+    const fromEvents = Object.values(resources('AWS::Lambda::Permission')).filter(
+      (p) => p.Properties.Principal === 'events.amazonaws.com',
+    );
+    expect(fromEvents).toHaveLength(schedules.length);
+    for (const [schedule, fn] of stack.scheduleFunctions) {
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 'events.amazonaws.com',
+        FunctionName: getAtt(logicalId(fn)),
+        SourceArn: getAtt(logicalId(stack.scheduleRules.get(schedule)!)),
+      });
+    }
   });
 });

@@ -1,0 +1,9 @@
+import { emailEndpoint } from '#shared/http/email';
+import { createList } from '#shared/email/lists';
+import { presentEmailList } from '#shared/email/present';
+import { createListBody } from '#shared/email/schemas';
+
+export const handler = emailEndpoint({ body: createListBody }, async ({ principal, body }) => ({
+  status: 201,
+  body: presentEmailList(await createList(principal, body)),
+}));

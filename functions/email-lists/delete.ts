@@ -1,0 +1,13 @@
+import { deleted } from '#shared/http/endpoint';
+import { emailEndpoint } from '#shared/http/email';
+import { deleteList } from '#shared/email/lists';
+import { numericId } from '#shared/email/schemas';
+
+/** Purge inline for up to this long, then continue from the queue. */
+const INLINE_PURGE_MS = 5_000;
+
+export const handler = emailEndpoint({}, async ({ principal, pathId }) => {
+  const id = numericId(pathId);
+  await deleteList(principal, id, Date.now() + INLINE_PURGE_MS);
+  return deleted(id!);
+});

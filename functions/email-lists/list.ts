@@ -1,0 +1,9 @@
+import { emailEndpoint, pageResponse } from '#shared/http/email';
+import { listLists } from '#shared/email/lists';
+import { presentEmailList } from '#shared/email/present';
+import { pageQuery } from '#shared/email/schemas';
+
+export const handler = emailEndpoint({ query: pageQuery }, async ({ principal, query }) => {
+  const { lists, position } = await listLists(principal, query.page ?? 1);
+  return { body: pageResponse('emailLists', lists.map(presentEmailList), position) };
+});

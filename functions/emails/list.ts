@@ -1,0 +1,9 @@
+import { emailEndpoint, pageResponse } from '#shared/http/email';
+import { listStandaloneEmails } from '#shared/email/emails';
+import { presentEmail } from '#shared/email/present';
+import { pageQuery } from '#shared/email/schemas';
+
+export const handler = emailEndpoint({ query: pageQuery }, async ({ principal, query }) => {
+  const { emails, position } = await listStandaloneEmails(principal, query.page ?? 1);
+  return { body: pageResponse('emails', emails.map(presentEmail), position) };
+});

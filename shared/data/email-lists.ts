@@ -1,0 +1,134 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '#shared/db/batch';
+import { db, tableName } from '#shared/db/client';
+import { emailKeys } from '#shared/db/keys';
+import {
+  appendMembers,
+  collectionUpdate,
+  emptyUpdate,
+  locatePage,
+  readCollection,
+  readPage,
+  removeMember,
+  type PagePosition,
+} from '#shared/data/collections';
+import { cancellationCodes } from '#shared/data/errors';
+import { newNumericIds } from '#shared/data/numeric-ids';
+import { nowSeconds } from '#shared/util/ids';
+
+export type ListStatus = 'pending' | 'processing' | 'completed' | 'insufficient_credits' | 'error';
+
+export interface EmailList {
+  id: number;
+  account_id: string;
+  name: string;
+  description: string | null;
+  email_count: number;
+  rejected_count: number;
+  /** Accepted emails not yet completed (or failed). */
+  pending_count: number;
+  /** Accepted emails waiting for validation credits. */
+  awaiting_count: number;
+  has_error: boolean;
+  seq: number;
+  created_at: number;
+}
+
+/**
+ * The status is derived from counters that change atomically with the emails
+ * themselves, so no crash between two writes can leave it stale.
+ */
+export function listStatus(list: EmailList): ListStatus {
+  if (list.has_error) return 'error';
+  if (list.awaiting_count > 0) return 'insufficient_credits';
+  if (list.pending_count > 0) return 'processing';
+  return 'completed';
+}
+
+export const toEmailList = (item: Record<string, unknown>): EmailList => ({
+  id: Number(item.id),
+  account_id: item.account_id as string,
+  name: item.name as string,
+  description: (item.description as string | undefined) ?? null,
+  email_count: Number(item.member_count ?? 0),
+  rejected_count: Number(item.rejected_count ?? 0),
+  pending_count: Number(item.pending_count ?? 0),
+  awaiting_count: Number(item.awaiting_count ?? 0),
+  has_error: item.has_error === true,
+  seq: Number(item.seq),
+  created_at: Number(item.created_at),
+});
+
+export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<EmailList> {
+  const collectionKey = emailKeys.accountLists(accountId);
+  for (let attempt = 0; ; attempt++) {
+    const lists = await readCollection(collectionKey);
+    const [id] = await newNumericIds(1, lists.lastId);
+    const parts = emptyUpdate();
+    const [seq] = appendMembers(lists, [id!], parts, false);
+    const list = {
+      id: id!,
+      account_id: accountId,
+      name: input.name,
+      ...(input.description === undefined ? {} : { description: input.description }),
+      seq: seq!,
+      next_seq: 0,
+      last_id: 0,
+      member_count: 0,
+      rejected_count: 0,
+      pending_count: 0,
+      awaiting_count: 0,
+      has_error: false,
+      created_at: nowSeconds(),
+    };
+    try {
+      await transactWrite({
+        TransactItems: [
+          { Update: collectionUpdate(collectionKey, parts) },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...emailKeys.list(accountId, id!), ...emailKeys.member(collectionKey.pk, seq!), type: 'email_list', ...list },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      });
+      return toEmailList(list);
+    } catch (error) {
+      if (!cancellationCodes(error)?.includes('ConditionalCheckFailed') || attempt >= 20) throw error;
+    }
+  }
+}
+
+export async function getEmailList(accountId: string, id: number): Promise<EmailList | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: emailKeys.list(accountId, id), ConsistentRead: true }));
+  return out.Item ? toEmailList(out.Item) : undefined;
+}
+
+export async function listEmailLists(accountId: string, page: number): Promise<{ lists: EmailList[]; position: PagePosition } | undefined> {
+  const collectionKey = emailKeys.accountLists(accountId);
+  const position = locatePage(await readCollection(collectionKey), page);
+  if (!position) return undefined;
+  return { lists: (await readPage(collectionKey.pk, position)).map(toEmailList), position };
+}
+
+/** Removes the list at once (its emails are purged afterwards); false when there was none. */
+export async function deleteEmailList(accountId: string, id: number): Promise<boolean> {
+  const list = await getEmailList(accountId, id);
+  if (!list) return false;
+  const parts = emptyUpdate();
+  removeMember(list.seq, parts);
+  try {
+    await transactWrite({
+      TransactItems: [
+        { Delete: { TableName: tableName(), Key: emailKeys.list(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
+        { Update: collectionUpdate(emailKeys.accountLists(accountId), parts) },
+      ],
+    });
+    return true;
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
+}

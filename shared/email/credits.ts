@@ -1,0 +1,81 @@
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '#shared/db/batch';
+import { db, tableName } from '#shared/db/client';
+import { emailKeys } from '#shared/db/keys';
+import { creditBalance, debitCredits, toEmailRecord } from '#shared/data/emails';
+import { cancellationCodes } from '#shared/data/errors';
+import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
+import { dispatchOutbox } from '#shared/email/work';
+
+/**
+ * Work held back for lack of credits resumes, oldest first, as far as the
+ * balance now reaches: each held batch is debited, released and queued in one
+ * transaction. Called after credits are added and by the sweeper.
+ */
+export async function resumeAwaiting(accountId: string): Promise<number> {
+  let released = 0;
+  for (const outbox of await awaitingOutboxes(accountId)) {
+    const outcome = await release(outbox);
+    if (outcome === 'short') break;
+    if (outcome === 'released') released++;
+  }
+  return released;
+}
+
+async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skipped'> {
+  const out = await db().send(
+    new BatchGetCommand({
+      RequestItems: {
+        [tableName()]: { Keys: outbox.email_ids.map((id) => emailKeys.email(outbox.account_id, id)), ConsistentRead: true },
+      },
+    }),
+  );
+  const emails = (out.Responses?.[tableName()] ?? []).map(toEmailRecord).filter((e) => e.awaiting);
+  if (emails.length === 0) {
+    await deleteOutbox(outbox); // everything it held was deleted meanwhile
+    return 'skipped';
+  }
+  const balance = await creditBalance(outbox.account_id);
+  if (balance !== undefined && balance < emails.length) return 'short';
+
+  const items: Record<string, unknown>[] = [{ Update: outboxReadyUpdate(outbox) }];
+  if (balance !== undefined) items.push({ Update: debitCredits(outbox.account_id, emails.length) });
+  for (const email of emails) {
+    items.push({
+      Update: {
+        TableName: tableName(),
+        Key: emailKeys.email(email.account_id, email.id),
+        UpdateExpression: 'SET awaiting = :false',
+        ConditionExpression: 'awaiting = :true',
+        ExpressionAttributeValues: { ':false': false, ':true': true },
+      },
+    });
+  }
+  const listId = emails[0]!.email_list_id;
+  if (listId !== null) {
+    items.push({
+      Update: {
+        TableName: tableName(),
+        Key: emailKeys.list(outbox.account_id, listId),
+        UpdateExpression: 'ADD awaiting_count :minus, pending_count :n',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':minus': -emails.length, ':n': emails.length },
+      },
+    });
+  }
+  try {
+    await transactWrite({ TransactItems: items as never });
+  } catch (error) {
+    // Lost a race (credits spent, an email deleted, the list deleted): the next run looks again.
+    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return 'skipped';
+    throw error;
+  }
+  await dispatchOutbox({ ...outbox, awaiting: false }, emails.map((e) => e.id));
+  return 'released';
+}
+
+/** The sweeper's pass over every account with held work. */
+export async function resumeAllAwaiting(): Promise<void> {
+  const accounts = new Set((await allAwaitingOutboxes()).map((o) => o.account_id));
+  for (const accountId of accounts) await resumeAwaiting(accountId);
+}

@@ -1,0 +1,64 @@
+import type { Principal } from '#shared/data/tokens';
+import { getEmailList } from '#shared/data/email-lists';
+import { deleteEmail, finishEmail, getEmail, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { badRequest, notFound } from '#shared/http/errors';
+import { classifyEntries } from '#shared/email/batch';
+import { presentEmail } from '#shared/email/present';
+import { validateEmail } from '#shared/email/validator/index';
+import { dispatchOutbox } from '#shared/email/work';
+import { logger, describeError } from '#shared/util/logger';
+
+/**
+ * POST /emails: stores the batch, validates inline until the deadline, and
+ * hands whatever is unfinished to the worker through the queue.
+ */
+export async function createEmails(who: Principal, entries: unknown[], deadline: number) {
+  const { accepted, errors } = classifyEntries(entries, false);
+  const chunks = await storeEmails(who.accountId, { kind: 'account' }, accepted.map((a) => a.address), 0);
+  const stored = chunks.flatMap((c) => c.emails);
+
+  const finished = await Promise.all(
+    stored.map(async (email): Promise<EmailRecord> => {
+      if (email.awaiting) return email;
+      const outcome = await validateEmail(email.email, { deadline });
+      if (outcome.status !== 'completed') return email; // the worker retries it
+      const { email: _address, ...result } = outcome.result;
+      return (await finishEmail(email, { status: 'completed', result })) ? { ...email, status: 'completed', result } : email;
+    }),
+  );
+  for (const chunk of chunks) {
+    if (chunk.outbox.awaiting) continue;
+    const left = finished.filter((e) => chunk.outbox.email_ids.includes(e.id) && e.status !== 'completed').map((e) => e.id);
+    await dispatchOutbox(chunk.outbox, left).catch((error) =>
+      logger.warn('queueing deferred; the sweeper will send it', describeError(error)),
+    );
+  }
+  const byAddress = accepted.map((a, i) => [a.index, presentEmail(finished[i]!)] as const);
+  return mergeEntries(entries.length, errors, new Map(byAddress));
+}
+
+export const mergeEntries = (count: number, errors: Map<number, unknown>, emails: Map<number, unknown>) =>
+  Array.from({ length: count }, (_, i) => emails.get(i) ?? errors.get(i));
+
+/** An email of a deleted list is gone for readers at once, before the purge reaches it. */
+export async function visibleEmail(who: Principal, id: number | undefined): Promise<EmailRecord> {
+  const email = id === undefined ? undefined : await getEmail(who.accountId, id);
+  if (!email || (email.email_list_id !== null && !(await getEmailList(who.accountId, email.email_list_id)))) {
+    throw notFound('email', String(id ?? ''), 'id');
+  }
+  return email;
+}
+
+export async function listStandaloneEmails(who: Principal, page: number) {
+  const result = await listEmailsPage(who.accountId, { kind: 'account' }, page);
+  if (!result) throw pageOutOfRange(page);
+  return result;
+}
+
+export async function removeEmail(who: Principal, id: number | undefined): Promise<void> {
+  await visibleEmail(who, id);
+  if (!(await deleteEmail(who.accountId, id!))) throw notFound('email', String(id), 'id');
+}
+
+export const pageOutOfRange = (page: number) =>
+  badRequest(`page ${page} does not exist; pages start at 1 and end at totalPages`, 'page', 'page_out_of_range');

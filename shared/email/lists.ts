@@ -1,0 +1,68 @@
+import type { Principal } from '#shared/data/tokens';
+import { createEmailList, deleteEmailList, getEmailList, listEmailLists } from '#shared/data/email-lists';
+import { ListGoneError, listEmailsPage, storeEmails } from '#shared/data/emails';
+import { notFound } from '#shared/http/errors';
+import { classifyEntries } from '#shared/email/batch';
+import { mergeEntries, pageOutOfRange } from '#shared/email/emails';
+import { presentEmail, rejectedEntry } from '#shared/email/present';
+import { dispatchOutbox } from '#shared/email/work';
+import { startPurge } from '#shared/purge';
+import { describeError, logger } from '#shared/util/logger';
+
+export const createList = (who: Principal, input: { name: string; description?: string }) =>
+  createEmailList(who.accountId, input);
+
+export async function getList(who: Principal, id: number | undefined) {
+  const list = id === undefined ? undefined : await getEmailList(who.accountId, id);
+  if (!list) throw notFound('email list', String(id ?? ''), 'id');
+  return list;
+}
+
+export async function listLists(who: Principal, page: number) {
+  const result = await listEmailLists(who.accountId, page);
+  if (!result) throw pageOutOfRange(page);
+  return result;
+}
+
+export async function listListEmails(who: Principal, id: number | undefined, page: number) {
+  const list = await getList(who, id);
+  const result = await listEmailsPage(who.accountId, { kind: 'list', listId: list.id }, page);
+  if (!result) throw pageOutOfRange(page);
+  return result;
+}
+
+/**
+ * Adds a batch to a list: invalid and duplicate entries are reported in
+ * place and counted as rejected; accepted ones are stored `pending` and
+ * queued (or held, when the account's credits cannot cover them).
+ */
+export async function addToList(who: Principal, id: number | undefined, entries: unknown[]) {
+  const list = await getList(who, id);
+  const { accepted, errors } = classifyEntries(entries, true);
+  let chunks;
+  try {
+    chunks = await storeEmails(who.accountId, { kind: 'list', listId: list.id }, accepted.map((a) => a.address), errors.size);
+  } catch (error) {
+    if (error instanceof ListGoneError) throw notFound('email list', String(id), 'id');
+    throw error;
+  }
+  const duplicates = new Set(chunks.flatMap((c) => c.duplicates));
+  const stored = new Map(chunks.flatMap((c) => c.emails).map((e) => [e.email, e]));
+  const emails = new Map<number, unknown>();
+  for (const { index, address } of accepted) {
+    const email = stored.get(address);
+    if (email) emails.set(index, presentEmail(email));
+    else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
+  }
+  for (const chunk of chunks) {
+    if (chunk.outbox.awaiting || chunk.emails.length === 0) continue;
+    await dispatchOutbox(chunk.outbox).catch((error) => logger.warn('queueing deferred; the sweeper will send it', describeError(error)));
+  }
+  return { list: await getList(who, list.id), entries: mergeEntries(entries.length, errors, emails) };
+}
+
+/** Gone for readers at once; its emails are purged now and, if many, continued from the queue. */
+export async function deleteList(who: Principal, id: number | undefined, deadline: number) {
+  if (id === undefined || !(await deleteEmailList(who.accountId, id))) throw notFound('email list', String(id ?? ''), 'id');
+  await startPurge({ kind: 'purge-list', accountId: who.accountId, listId: id }, deadline);
+}

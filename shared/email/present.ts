@@ -1,0 +1,42 @@
+import type { EmailRecord } from '#shared/data/emails';
+import { listStatus, type EmailList } from '#shared/data/email-lists';
+
+/**
+ * The public email object. Until an email is completed its DNS-derived
+ * fields read false / 0, its canonical form is the address itself, and
+ * `score` is absent (the contract: no score before completion).
+ */
+export function presentEmail(e: EmailRecord) {
+  const r = e.result;
+  return {
+    id: e.id,
+    email: e.email,
+    ...(e.email_list_id === null ? {} : { email_list_id: e.email_list_id }),
+    is_valid: r?.is_valid ?? false,
+    ...(e.status === 'completed' && r ? { score: r.score } : {}),
+    can_connect: r?.can_connect ?? false,
+    mx_record_count: r?.mx_record_count ?? 0,
+    connectable_mx_record_count: r?.connectable_mx_record_count ?? 0,
+    is_username_generic: r?.is_username_generic ?? false,
+    is_alias: r?.is_alias ?? false,
+    is_gov: r?.is_gov ?? false,
+    is_edu: r?.is_edu ?? false,
+    is_mil: r?.is_mil ?? false,
+    is_free: r?.is_free ?? false,
+    is_subdomain: r?.is_subdomain ?? false,
+    canonical_email: r?.canonical_email ?? e.email,
+    status: e.status,
+  };
+}
+
+export const presentEmailList = (l: EmailList) => ({
+  id: l.id,
+  name: l.name,
+  description: l.description,
+  email_count: l.email_count,
+  rejected_count: l.rejected_count,
+  status: listStatus(l),
+});
+
+/** A batch entry that could not be accepted. */
+export const rejectedEntry = (email: unknown, error: string) => ({ email, error });

@@ -1,0 +1,65 @@
+import { domainToUnicode } from 'node:url';
+import { isDisposableDomain, isFreeProvider } from './mailbox-providers.ts';
+import { institutionKind, placeDomain } from './public-suffix.ts';
+import { isRoleAccount } from './roles.ts';
+
+/**
+ * Everything about an address that needs no network: the flags of the API
+ * result that come from the text alone. Pure functions, so they are tested
+ * with tables rather than a DNS server.
+ */
+export interface AddressProfile {
+  canonical_email: string;
+  is_alias: boolean;
+  is_username_generic: boolean;
+  is_free: boolean;
+  is_gov: boolean;
+  is_edu: boolean;
+  is_mil: boolean;
+  is_subdomain: boolean;
+  /** Not an API field: feeds the score. */
+  is_disposable: boolean;
+}
+
+/** Providers that ignore dots and case in the local part (jo.hn@ and John@ reach john@). */
+const DOT_AND_CASE_BLIND = new Set(['gmail.com', 'googlemail.com']);
+
+/**
+ * `user+tag` → base `user`, tag `tag` (sub-addressing, RFC 5233). Only a
+ * non-empty tag after a non-empty base counts: `+tag@` and `user+@` are plain
+ * local parts that happen to hold a plus.
+ */
+export function splitAlias(local: string): { base: string; tag: string | undefined } {
+  const plus = local.indexOf('+');
+  if (plus <= 0 || plus === local.length - 1) return { base: local, tag: undefined };
+  return { base: local.slice(0, plus), tag: local.slice(plus + 1) };
+}
+
+/**
+ * The address with its `+tag` removed and the domain lower-cased. The domain
+ * keeps its Unicode form (`例え.jp`, not `xn--r8jz45g.jp`) because the field is
+ * for display and de-duplication by people; `asciiDomain` is the machine form.
+ * Local-part case is kept (RFC 5321 lets a server treat it as significant),
+ * except at Gmail, which ignores case and dots.
+ */
+export function canonicalEmail(local: string, asciiDomain: string): string {
+  let canonicalLocal = splitAlias(local).base;
+  if (DOT_AND_CASE_BLIND.has(asciiDomain)) canonicalLocal = canonicalLocal.replaceAll('.', '').toLowerCase();
+  return `${canonicalLocal}@${domainToUnicode(asciiDomain) || asciiDomain}`;
+}
+
+/** `local` and `asciiDomain` as returned by a successful checkSyntax. */
+export function profileAddress(local: string, asciiDomain: string): AddressProfile {
+  const kind = institutionKind(asciiDomain);
+  return {
+    canonical_email: canonicalEmail(local, asciiDomain),
+    is_alias: splitAlias(local).tag !== undefined,
+    is_username_generic: isRoleAccount(local),
+    is_free: isFreeProvider(asciiDomain),
+    is_gov: kind === 'gov',
+    is_edu: kind === 'edu',
+    is_mil: kind === 'mil',
+    is_subdomain: placeDomain(asciiDomain).isSubdomain,
+    is_disposable: isDisposableDomain(asciiDomain),
+  };
+}

@@ -1,0 +1,146 @@
+import net from 'node:net';
+
+/**
+ * Validator settings, read from the environment once per process. A bad value
+ * (SMTP_PROBE=maybe, DNS_TRIES=0, ...) throws at the first validation with a
+ * message naming the variable, instead of silently falling back to a default
+ * and validating every address of a deployment wrongly.
+ */
+export class ValidatorConfigError extends Error {
+  override name = 'ValidatorConfigError';
+}
+
+export type SmtpProbeMode = 'off' | 'tcp';
+
+export interface ValidatorConfig {
+  /** Resolver addresses (`ip` or `ip:port`, `[v6]:port`); undefined = the system resolvers. */
+  dnsServers: string[] | undefined;
+  /** Per-query timeout. */
+  dnsTimeoutMs: number;
+  /** Attempts per query when the failure is transient (SERVFAIL, timeout, refused, connection errors). */
+  dnsTries: number;
+  /** `off`: DNS-level connectability only; `tcp`: also wait for the SMTP `220` greeting. */
+  smtpProbe: SmtpProbeMode;
+  smtpPort: number;
+  /** Budget for one MX host's probe (connect + greeting). */
+  smtpTimeoutMs: number;
+  /** SOCKS5 proxy the probe goes through (SMTP_PROXY=socks5://host:port); only used when smtpProbe is `tcp`. */
+  smtpProxy: { host: string; port: number } | undefined;
+  /** Let MX hosts resolve to private/loopback/link-local addresses (local runs and tests only). */
+  allowPrivateMx: boolean;
+  /** How long DNS answers and probe results are reused; 0 keeps only in-flight sharing. */
+  cacheTtlMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+let cached: ValidatorConfig | undefined;
+
+export function validatorConfig(): ValidatorConfig {
+  cached ??= readValidatorConfig(process.env);
+  return cached;
+}
+
+/** Tests change the environment between cases; production never calls this. */
+export function resetValidatorConfig(): void {
+  cached = undefined;
+}
+
+export function readValidatorConfig(env: Env): ValidatorConfig {
+  return {
+    dnsServers: dnsServers(env.DNS_SERVERS),
+    dnsTimeoutMs: integer(env, 'DNS_TIMEOUT_MS', 2000, 1, 60_000),
+    dnsTries: integer(env, 'DNS_TRIES', 3, 1, 10),
+    smtpProbe: oneOf(env, 'SMTP_PROBE', ['off', 'tcp'] as const, 'off'),
+    smtpPort: integer(env, 'SMTP_PORT', 25, 1, 65_535),
+    smtpTimeoutMs: integer(env, 'SMTP_TIMEOUT_MS', 3000, 1, 60_000),
+    smtpProxy: socksProxy(env.SMTP_PROXY),
+    allowPrivateMx: boolean(env, 'ALLOW_PRIVATE_MX', false),
+    cacheTtlMs: integer(env, 'VALIDATION_CACHE_TTL_SECONDS', 300, 0, 86_400) * 1000,
+  };
+}
+
+function present(value: string | undefined): value is string {
+  return value !== undefined && value.trim() !== '';
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (!present(raw)) return fallback;
+  const value = Number(raw.trim());
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ValidatorConfigError(`${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (!present(raw)) return fallback;
+  const value = raw.trim().toLowerCase();
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ValidatorConfigError(`${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got '${raw}'`);
+  }
+  return value as T;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (!present(raw)) return fallback;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ValidatorConfigError(`${name} must be 'true' or 'false', got '${raw}'`);
+}
+
+/** Same forms `Resolver#setServers` takes, checked here so a typo is named clearly. */
+function dnsServers(raw: string | undefined): string[] | undefined {
+  if (!present(raw)) return undefined;
+  const servers = raw.split(',').map((s) => s.trim());
+  for (const server of servers) {
+    if (!parseHostPort(server, { requireIp: true, requirePort: false })) {
+      throw new ValidatorConfigError(
+        `DNS_SERVERS must be a comma-separated list of 'ip' or 'ip:port' ('[ipv6]:port'), got '${server}' in '${raw}'`,
+      );
+    }
+  }
+  return servers;
+}
+
+function socksProxy(raw: string | undefined): ValidatorConfig['smtpProxy'] {
+  if (!present(raw)) return undefined;
+  const match = /^socks5:\/\/(.+)$/i.exec(raw.trim());
+  const hostPort = match?.[1] && parseHostPort(match[1], { requireIp: false, requirePort: true });
+  if (!hostPort || hostPort.port === undefined) {
+    throw new ValidatorConfigError(`SMTP_PROXY must look like 'socks5://host:port', got '${raw}'`);
+  }
+  return { host: hostPort.host, port: hostPort.port };
+}
+
+export function parseHostPort(
+  value: string,
+  { requireIp, requirePort }: { requireIp: boolean; requirePort: boolean },
+): { host: string; port: number | undefined } | undefined {
+  let host: string;
+  let portText: string | undefined;
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(value);
+  if (bracketed) {
+    host = bracketed[1]!;
+    portText = bracketed[2];
+    if (net.isIPv6(host) === false) return undefined;
+  } else if (net.isIPv6(value)) {
+    host = value; // a bare IPv6 address has no port
+  } else {
+    const parts = value.split(':');
+    if (parts.length > 2) return undefined;
+    host = parts[0]!;
+    portText = parts[1];
+    if (parts.length === 2 && portText === '') return undefined;
+  }
+  if (requireIp && net.isIP(host) === 0) return undefined;
+  if (!requireIp && !/^[A-Za-z0-9.-]+$/.test(host) && net.isIP(host) === 0) return undefined;
+  if (portText === undefined) return requirePort ? undefined : { host, port: undefined };
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port < 1 || port > 65_535) return undefined;
+  return { host, port };
+}

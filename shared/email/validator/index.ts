@@ -1,0 +1,17 @@
+/**
+ * The email validator engine: pure domain code (no AWS, no HTTP) that the
+ * API handlers and the worker call. See the files for the decisions:
+ * syntax.ts (what an address may look like), address-profile.ts (flags from
+ * the text), mail-domain.ts (MX, null MX, implicit MX, connectability),
+ * address-policy.ts (SSRF guard), score.ts (weights), config.ts (settings).
+ */
+export { checkSyntax } from './syntax.ts';
+export { validateEmail, clearValidatorCache, resetValidatorConfig, type ValidateOptions } from './validate.ts';
+export { validatorConfig, ValidatorConfigError, type ValidatorConfig, type SmtpProbeMode } from './config.ts';
+export { SCORE_WEIGHTS, INVALID_SCORE_CAP, computeScore, scoreSignals, type ScoreSignal, type ScoreSignals } from './score.ts';
+export { ROLE_CATEGORIES, roleCategory, isRoleAccount, type RoleCategory } from './roles.ts';
+export { profileAddress, canonicalEmail, splitAlias, type AddressProfile } from './address-profile.ts';
+export { isFreeProvider, isDisposableDomain } from './mailbox-providers.ts';
+export { placeDomain, institutionKind, type DomainPlacement, type InstitutionKind } from './public-suffix.ts';
+export { classifyAddress, isAllowedTarget, type AddressClass } from './address-policy.ts';
+export type { SyntaxCheck, ValidationOutcome, ValidationResult } from '../result.ts';

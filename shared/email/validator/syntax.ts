@@ -1,0 +1,165 @@
+import { domainToASCII } from 'node:url';
+import net from 'node:net';
+import type { SyntaxCheck } from '../result.ts';
+
+/**
+ * Address syntax: what a client can fix by retyping, checked without the network.
+ *
+ * Accepted form: `local@domain`, split on the LAST `@` (the domain can never
+ * contain one, so `a@b@c.com` has local part `a@b`, which is then rejected).
+ *
+ * - Local part: an RFC 5322 dot-atom (atext runs separated by single dots),
+ *   extended by RFC 6531/6532 to any non-ASCII character except controls,
+ *   separators (spaces), surrogates, private-use and invisible format
+ *   characters (ZWNJ/ZWJ stay allowed: some scripts need them). At most 64
+ *   octets of UTF-8.
+ * - Quoted local parts (`"john doe"@example.com`) are rejected with their own
+ *   reason: mailbox providers do not hand them out, they show up mostly in
+ *   injection payloads, and downstream tools (CSV exports, SMTP libraries,
+ *   CRMs) treat them inconsistently. Comments (`john(x)@...`) are rejected too.
+ * - Domain: a host name, Unicode (IDN) allowed. It is converted with
+ *   `url.domainToASCII` (UTS #46), rejected when that fails, and the A-label
+ *   form must be LDH labels of 1..63 octets, at most 253 octets in all, with at
+ *   least one dot and a non-numeric top-level label. Length limits count the
+ *   A-label form because that is what travels in DNS.
+ * - IP-address domains (`a@1.2.3.4`, `a@[1.2.3.4]`) are rejected: nobody hands
+ *   out such addresses, and they would let a caller point the SMTP probe at
+ *   any address it likes.
+ * - Nothing is trimmed: a space anywhere makes the address invalid.
+ */
+export const MAX_LOCAL_OCTETS = 64;
+export const MAX_DOMAIN_OCTETS = 253;
+export const MAX_LABEL_OCTETS = 63;
+export const MAX_ADDRESS_OCTETS = 254;
+
+// RFC 5322 atext, ASCII part.
+const ATEXT = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]$/;
+// Non-ASCII characters that are never part of a real mailbox name.
+const FORBIDDEN_UNICODE = /[\p{Cc}\p{Cs}\p{Co}\p{Z}]/u;
+const FORMAT_CHARACTER = /\p{Cf}/u;
+const JOINERS = new Set(['\u200c', '\u200d']);
+const LDH_LABEL = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+// A top-level label that reads as a number, decimal or hex (how URL parsers see IPv4 parts).
+const NUMERIC_LABEL = /^(\d+|0x[0-9a-f]*)$/i;
+
+const fail = (reason: string): SyntaxCheck => ({ ok: false, reason });
+
+export function checkSyntax(address: unknown): SyntaxCheck {
+  if (typeof address !== 'string') return fail('must be a string');
+  if (address === '') return fail('address is empty');
+  const at = address.lastIndexOf('@');
+  if (at === -1) return fail('missing @');
+  const local = address.slice(0, at);
+  const domain = address.slice(at + 1);
+
+  const localProblem = checkLocalPart(local);
+  if (localProblem) return fail(localProblem);
+
+  const checked = checkDomain(domain);
+  if ('reason' in checked) return fail(checked.reason);
+
+  if (Buffer.byteLength(local, 'utf8') + 1 + checked.ascii.length > MAX_ADDRESS_OCTETS) {
+    return fail(`address is longer than ${MAX_ADDRESS_OCTETS} characters`);
+  }
+  return { ok: true, local, domain, asciiDomain: checked.ascii };
+}
+
+/** A reason when the local part is unacceptable, else undefined. */
+function checkLocalPart(local: string): string | undefined {
+  if (local === '') return 'local part is empty';
+  if (local.length >= 2 && local.startsWith('"') && local.endsWith('"')) {
+    return 'quoted local parts (like "john doe") are not supported';
+  }
+  if (local.startsWith('.')) return 'local part starts with a dot';
+  if (local.endsWith('.')) return 'local part ends with a dot';
+  if (local.includes('..')) return 'local part has two dots in a row';
+  for (const char of local) {
+    if (char === '.') continue;
+    if (char.charCodeAt(0) < 0x80) {
+      if (!ATEXT.test(char)) return `local part contains an invalid character ${describe(char)}`;
+    } else if (FORBIDDEN_UNICODE.test(char) || (FORMAT_CHARACTER.test(char) && !JOINERS.has(char))) {
+      return `local part contains an invalid character ${describe(char)}`;
+    }
+  }
+  const octets = Buffer.byteLength(local, 'utf8');
+  if (octets > MAX_LOCAL_OCTETS) {
+    return octets === local.length
+      ? `local part is longer than ${MAX_LOCAL_OCTETS} characters`
+      : `local part is longer than ${MAX_LOCAL_OCTETS} octets in UTF-8`;
+  }
+  return undefined;
+}
+
+type DomainCheck = { ascii: string } | { reason: string };
+const reject = (reason: string): DomainCheck => ({ reason });
+
+/** The lower-case A-label form of the domain, or the reason it is unacceptable. */
+function checkDomain(domain: string): DomainCheck {
+  if (domain === '') return reject('domain is empty');
+  if (domain.startsWith('[')) return reject('IP address literals like [192.0.2.1] are not accepted as a domain');
+  if (net.isIP(domain)) return reject('domain is an IP address; only domain names are accepted');
+  for (const char of domain) {
+    // Invisible format characters (zero-width space, soft hyphen) would be
+    // silently dropped by the IDN mapping: reject them rather than accept a
+    // domain that differs from what the user sees.
+    const bad =
+      char.charCodeAt(0) < 0x80
+        ? !/[A-Za-z0-9.-]/.test(char)
+        : FORBIDDEN_UNICODE.test(char) || FORMAT_CHARACTER.test(char);
+    if (bad) return reject(`domain contains an invalid character ${describe(char)}`);
+  }
+  const dots = dotProblem(domain);
+  if (dots) return reject(dots);
+  // Before the conversion: the WHATWG host parser behind domainToASCII reads a
+  // domain ending in a number as an IPv4 address ('0x7f.0.0.1' → '127.0.0.1').
+  const rawTld = domain.slice(domain.lastIndexOf('.') + 1);
+  if (NUMERIC_LABEL.test(rawTld)) return reject(`top-level domain '${rawTld}' is numeric`);
+
+  // UTS #46: maps case and compatibility forms (full-width letters, the
+  // ideographic full stop), converts U-labels to xn-- A-labels, and answers ''
+  // for anything that cannot be a domain name (bad punycode, disallowed code points).
+  const ascii = domainToASCII(domain);
+  if (ascii === '') return reject(`domain '${domain}' is not a valid internationalized domain name`);
+  // The mapping can still change the dots (a full-width dot becomes '.'), so check again.
+  const asciiDots = dotProblem(ascii);
+  if (asciiDots) return reject(asciiDots);
+  if (ascii.length > MAX_DOMAIN_OCTETS) return reject(`domain is longer than ${MAX_DOMAIN_OCTETS} characters`);
+
+  const labels = ascii.split('.');
+  if (labels.length < 2) return reject('domain must contain at least one dot');
+  for (const label of labels) {
+    if (label.length > MAX_LABEL_OCTETS) {
+      return reject(`domain label '${shorten(label)}' is longer than ${MAX_LABEL_OCTETS} characters`);
+    }
+    if (!LDH_LABEL.test(label)) {
+      return reject(
+        label.startsWith('-') || label.endsWith('-')
+          ? `domain label '${label}' starts or ends with a hyphen`
+          : `domain label '${label}' may hold only letters, digits and hyphens`,
+      );
+    }
+  }
+  const tld = labels[labels.length - 1]!;
+  if (NUMERIC_LABEL.test(tld) || net.isIP(ascii)) return reject(`top-level domain '${tld}' is numeric`);
+  return { ascii };
+}
+
+function dotProblem(domain: string): string | undefined {
+  if (domain.startsWith('.')) return 'domain starts with a dot';
+  if (domain.endsWith('.')) return 'domain ends with a dot';
+  if (domain.includes('..')) return `domain '${domain}' has an empty label (two dots in a row)`;
+  return undefined;
+}
+
+/** Printable characters quoted, everything else as a code point, so a reason never carries invisible text. */
+function describe(char: string): string {
+  const code = char.codePointAt(0)!;
+  const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (code === 0x20) return `' ' (space, ${hex})`;
+  if (/[\p{L}\p{N}\p{P}\p{S}]/u.test(char)) return `'${char}'`;
+  return hex;
+}
+
+function shorten(label: string): string {
+  return label.length > 20 ? `${label.slice(0, 20)}…` : label;
+}

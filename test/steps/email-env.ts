@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { resetConfig } from '#shared/config';
+import { clearValidatorCache, resetValidatorConfig } from '#shared/email/validator/index';
+import { ensureQueues } from '../../scripts/local/resources.ts';
+import { startWorkers } from '../../scripts/local/runtime.ts';
+import { startDnsServer, type DnsServer, type Zones } from './dns-server.ts';
+
+/** Zones every email test can use: MX names resolve to loopback, allowed in tests as in local runs. */
+export const standardZones: Zones = {
+  'example.com': { mx: [{ priority: 10, exchange: 'mx1.example.com' }, { priority: 20, exchange: 'mx2.example.com' }] },
+  'mx1.example.com': { a: ['127.0.0.1'] },
+  'mx2.example.com': { a: ['127.0.0.2'] },
+  'gmail.com': { mx: [{ priority: 5, exchange: 'gmail-smtp-in.l.google.com' }] },
+  'gmail-smtp-in.l.google.com': { a: ['127.0.0.3'] },
+  'aonly.test': { a: ['127.0.0.4'] },
+  'nullmx.test': { nullMx: true },
+  'nowhere.test': { nxdomain: true },
+  'broken.test': { servfail: true },
+};
+
+export interface EmailEnv {
+  dns: DnsServer;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Points the validator at a DNS server on loopback and gives this test file
+ * its own queues and workers, so parallel files never process each other's
+ * work with the wrong DNS server. Queue visibility is shortened to 2 s so
+ * redeliveries happen within a test.
+ */
+export async function emailEnv(zones: Zones = standardZones, options: { workers?: boolean } = {}): Promise<EmailEnv> {
+  const dns = await startDnsServer(zones);
+  Object.assign(process.env, {
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: '400',
+    DNS_TRIES: '2',
+    ALLOW_PRIVATE_MX: 'true',
+    SMTP_PROBE: 'off',
+  });
+  resetValidatorConfig();
+  clearValidatorCache();
+  const sqs = new SQSClient({});
+  Object.assign(process.env, await ensureQueues(sqs, `t-${randomUUID().slice(0, 8)}`, 2));
+  sqs.destroy();
+  resetConfig();
+  const workers = options.workers === false ? undefined : startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
+  return {
+    dns,
+    stop: async () => {
+      await workers?.stop();
+      await dns.stop();
+    },
+  };
+}
+
+/** Polls until `check` returns a truthy value. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
