@@ -121,6 +121,7 @@ export class ServerlessMessagingStack extends Stack {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         // Same on the dead-letter queue: a worker may consume it (`deadLetters: true`).
+        visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
       };
       const dlq = new Queue(this, `${id}DeadLetterQueue`, {
         ...common,
@@ -130,7 +131,6 @@ export class ServerlessMessagingStack extends Stack {
       const queue = new Queue(this, `${id}Queue`, {
         ...common,
         queueName: `${this.stackName}-${def.name}`,
-        visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
         deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
       });
       new CfnOutput(this, `${id}QueueUrl`, { value: queue.queueUrl });
