@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type DnsServer } from '../steps/dns-server.ts';
+import { standardZones } from '../steps/email-env.ts';
 import { freePort } from '../../scripts/local/ports.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,6 +20,7 @@ const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
 
 let localDir: string;
+let dns: DnsServer;
 /** `npm start` process groups (npx, tsx, start.ts, Java) and admin processes, killed in afterAll whatever happened. */
 const stackGroups = new Set<ChildProcess>();
 const adminProcs = new Set<ChildProcess>();
@@ -52,11 +55,17 @@ interface Started {
 /** `npm start` in its own process group, as a terminal would run it; resolves once it prints the demo credentials. */
 async function startStack(args: string[] = []): Promise<Started> {
   const ports = new Set<number>();
-  while (ports.size < 3) ports.add(await freePort());
-  const [chatPort, dynamoPort, sqsPort] = [...ports] as [number, number, number];
+  while (ports.size < 4) ports.add(await freePort());
+  const [chatPort, dynamoPort, sqsPort, emailPort] = [...ports] as [number, number, number, number];
   const proc = spawn('npx', ['tsx', 'scripts/start.ts', ...args], {
     cwd: ROOT,
-    env: childEnv({ CHAT_PORT: String(chatPort), DYNAMODB_PORT: String(dynamoPort), SQS_PORT: String(sqsPort) }),
+    env: childEnv({
+      CHAT_PORT: String(chatPort),
+      EMAIL_PORT: String(emailPort),
+      DYNAMODB_PORT: String(dynamoPort),
+      SQS_PORT: String(sqsPort),
+      DNS_SERVERS: dns.address,
+    }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -71,7 +80,7 @@ async function startStack(args: string[] = []): Promise<Started> {
       proc.stdout!.on('data', (chunk) => {
         stdout += chunk;
         const found = Object.fromEntries([...stdout.matchAll(/^([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
-        if (found.CHAT_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID) resolve(found);
+        if (found.CHAT_BASE_URL && found.EMAIL_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID) resolve(found);
       });
       void exited.then((how) => reject(new Error(`npm start exited (${how}) before it was ready`)));
     }),
@@ -167,14 +176,15 @@ async function admin(...args: string[]): Promise<AdminResult> {
   return { code, json: JSON.parse(lines[0]!), stderr };
 }
 
-async function call(baseUrl: string, method: string, path: string, token: string, form?: Record<string, string>) {
+async function call(baseUrl: string, method: string, path: string, token: string, form?: Record<string, string>, json?: unknown) {
   const res = await fetch(`${baseUrl}${path}`, {
     method,
     headers: {
       Authorization: `Bearer ${token}`,
       ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+      ...(json ? { 'Content-Type': 'application/json' } : {}),
     },
-    body: form ? new URLSearchParams(form).toString() : undefined,
+    body: form ? new URLSearchParams(form).toString() : json ? JSON.stringify(json) : undefined,
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
@@ -184,11 +194,13 @@ describe('npm start and the admin command line', () => {
   let first: Started;
   let conversationId: string;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     localDir = mkdtempSync(join(tmpdir(), 'local-runtime-'));
+    dns = await startDnsServer(standardZones);
   });
 
-  afterAll(() => {
+  afterAll(async () => {
+    await dns.stop();
     for (const proc of stackGroups) killGroup(proc);
     for (const proc of adminProcs) proc.kill('SIGKILL');
     rmSync(localDir, { recursive: true, force: true });
@@ -206,6 +218,24 @@ describe('npm start and the admin command line', () => {
     expect(created.status).toBe(201);
     expect(created.body.id).toEqual(expect.any(String));
     conversationId = created.body.id;
+  });
+
+  it('validates an email list through the queue worker, with MX figures from the configured DNS server', { timeout: 30_000 }, async () => {
+    const { EMAIL_BASE_URL: base, DEMO_TOKEN: token } = first.vars;
+    const list = await call(base!, 'POST', '/api/v1/emailList', token!, undefined, { name: 'demo' });
+    expect(list.body.status).toBe('completed');
+    const added = await call(base!, 'POST', `/api/v1/emailList/${list.body.id}/emails`, token!, undefined, {
+      emails: ['ann@example.com', 'bob@example.com', 'not-an-address'],
+    });
+    expect(added.body.emailList).toMatchObject({ status: 'processing', email_count: 2, rejected_count: 1 });
+    let current = added.body.emailList;
+    for (const until = Date.now() + 20_000; current.status !== 'completed' && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 200));
+      current = (await call(base!, 'GET', `/api/v1/emailList/${list.body.id}`, token!)).body;
+    }
+    expect(current).toMatchObject({ status: 'completed', email_count: 2, rejected_count: 1 });
+    const emails = await call(base!, 'GET', `/api/v1/emailList/${list.body.id}/emails`, token!);
+    expect(emails.body.emails[0]).toMatchObject({ status: 'completed', is_valid: true, mx_record_count: 2 });
   });
 
   // Each admin call is a fresh `npx tsx` process (about a second, more on a loaded machine).
