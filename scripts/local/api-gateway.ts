@@ -28,7 +28,7 @@ export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIG
   if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId);
 
   const match = resolveRoute(api, request.method.toUpperCase(), path);
-  const event = proxyEvent(request, url, path, requestId);
+  const event = proxyEvent(api, request, url, path, requestId);
   if (match.kind !== 'route') return invoke(fallback.handler, { ...event, resource: '/{proxy+}' });
 
   const token = headerValue(request.headers, 'authorization');
@@ -65,7 +65,7 @@ const headerValue = (headers: HttpRequest['headers'], name: string) => {
   return Array.isArray(value) ? value.join(',') : value;
 };
 
-function proxyEvent(request: HttpRequest, url: URL, path: string, requestId: string): APIGatewayProxyEvent {
+function proxyEvent(api: ApiName, request: HttpRequest, url: URL, path: string, requestId: string): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -95,7 +95,7 @@ function proxyEvent(request: HttpRequest, url: URL, path: string, requestId: str
     isBase64Encoded: false,
     requestContext: {
       accountId: '000000000000',
-      apiId: 'local',
+      apiId: api,
       authorizer: null,
       protocol: 'HTTP/1.1',
       httpMethod: request.method.toUpperCase(),

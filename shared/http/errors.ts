@@ -38,7 +38,7 @@ export const badRequest = (message: string, param?: string, code = 'parameter_in
   new ApiError(400, code, message, param);
 
 export const notFound = (what: string, id: string, param?: string) =>
-  new ApiError(404, 'resource_missing', `No such ${what}: '${id}'`, param);
+  new ApiError(404, 'resource_missing', id === '' ? `No such ${what}` : `No such ${what}: '${id}'`, param);
 
 export const unauthorized = (message = 'Invalid or missing bearer token') =>
   new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer' });

@@ -70,6 +70,11 @@ describe.each(transports())('HTTP behaviour over %s', (transport) => {
       }
     });
 
+    it("answers 404, not 405, for the other API's paths", async () => {
+      const res = await api.call('PATCH', '/api/v1/emails', { token: t.token });
+      expect(res.status).toBe(404);
+    });
+
     it('treats malformed or escaped ids as ids that name nothing', async () => {
       for (const id of ['%ZZ', '%25', '%2F']) {
         const res = await api.call('GET', `/v1/messages/${id}`, { token: t.token });

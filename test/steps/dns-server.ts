@@ -19,6 +19,8 @@ export interface NameBehaviour {
   nxdomain?: boolean;
   /** true: every query answers SERVFAIL; a number K: the first K queries of each type do. */
   servfail?: boolean | number;
+  /** Limit `servfail` to these query types (e.g. ['A', 'AAAA']: MX answers, addresses fail). */
+  servfailTypes?: string[];
   refused?: boolean;
   /** Wait this long before answering (to outlast the client's timeout). */
   delayMs?: number;
@@ -67,7 +69,7 @@ export async function startDnsServer(zones: Zones): Promise<DnsServer> {
       rcode = RCODE.NXDOMAIN;
     } else if (behaviour.refused) {
       rcode = RCODE.REFUSED;
-    } else if (shouldServfail(behaviour, `${name}/${type}`)) {
+    } else if (shouldServfail(behaviour, type, `${name}/${type}`)) {
       rcode = RCODE.SERVFAIL;
     } else {
       answers = recordsFor(question.name, type, behaviour);
@@ -81,7 +83,8 @@ export async function startDnsServer(zones: Zones): Promise<DnsServer> {
     });
   }
 
-  function shouldServfail(behaviour: NameBehaviour, key: string): boolean {
+  function shouldServfail(behaviour: NameBehaviour, type: string, key: string): boolean {
+    if (behaviour.servfailTypes && !behaviour.servfailTypes.includes(type)) return false;
     if (behaviour.servfail === true) return true;
     if (typeof behaviour.servfail !== 'number') return false;
     const served = failuresServed.get(key) ?? 0;

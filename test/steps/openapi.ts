@@ -11,6 +11,11 @@ import { parse } from 'yaml';
  * and the body is validated with Ajv (OpenAPI 3.1 schemas are JSON Schema
  * 2020-12). Requests no operation matches are checked against the
  * document's `x-fallback-responses` (404 unknown path, 405 wrong method).
+ *
+ * The document holds both APIs (messaging `/v1/...`, email validation
+ * `/api/v1/...`, each with its own servers); their paths are disjoint, so
+ * the path alone picks the operation. A request sent to the other API's
+ * base address (e.g. `/v1/messages` on the email API) is not modelled.
  */
 export const OPENAPI_PATH = fileURLToPath(new URL('../../docs/openapi.yaml', import.meta.url));
 

@@ -9,9 +9,10 @@ import { readValidatorConfig } from '#shared/email/validator/config';
 import { TtlCache } from '#shared/email/validator/ttl-cache';
 
 describe('validator config', () => {
-  const saved = { ...process.env };
+  const savedProbe = process.env.SMTP_PROBE;
   afterEach(() => {
-    process.env = { ...saved };
+    if (savedProbe === undefined) delete process.env.SMTP_PROBE;
+    else process.env.SMTP_PROBE = savedProbe;
     resetValidatorConfig();
   });
 

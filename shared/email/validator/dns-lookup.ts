@@ -111,7 +111,7 @@ export class DnsClient {
   private async withRetries<T>(query: string, ask: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await ask();
+        return await bounded(ask(), this.config.dnsTimeoutMs);
       } catch (error) {
         const code = codeOf(error) ?? 'EUNKNOWN';
         if (code === 'ENOTFOUND' || code === 'ENODATA') throw error; // an answer, handled by the caller
@@ -145,6 +145,19 @@ function describeCode(code: string): string {
     EBADRESP: 'malformed answer',
   };
   return names[code] ?? code;
+}
+
+/**
+ * c-ares enforces its timeout only roughly (a 150 ms timeout can take 300 ms),
+ * so each attempt is also bounded here; the abandoned query settles unobserved.
+ */
+function bounded<T>(query: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('DNS query timed out'), { code: 'ETIMEOUT' })), timeoutMs);
+  });
+  query.catch(() => {});
+  return Promise.race([query, timeout]).finally(() => clearTimeout(timer));
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -36,7 +36,9 @@ function freeProviderSet(): ReadonlySet<string> {
   freeProviders ??= new Set(
     [...(allProviders as string[]), ...EXTRA_PROVIDERS]
       .map((domain) => domain.toLowerCase())
-      .filter((domain) => !NOT_PROVIDERS.has(domain) && !isDisposableDomain(domain)),
+      // Exact matches only: cheap enough for a cold start, and the list's
+      // throwaway services are named by their own domains.
+      .filter((domain) => !NOT_PROVIDERS.has(domain) && !DISPOSABLE.has(domain)),
   );
   return freeProviders;
 }
