@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type DnsServer } from '../steps/dns-server.ts';
+import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { standardZones } from '../steps/email-env.ts';
 import { freePort } from '../../scripts/local/ports.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resetValidatorConfig, validateEmail, type ValidationResult } from '#shared/email/validator/index';
-import { startDnsServer, type DnsServer } from '../steps/dns-server.ts';
+import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { refusedPort, startSmtpPair, startSmtpServer, type SmtpListener } from '../steps/smtp-servers.ts';
 import { startSocksProxy, type SocksProxy } from '../steps/socks-proxy.ts';
 

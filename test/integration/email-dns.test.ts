@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resetValidatorConfig, validateEmail, type ValidationResult } from '#shared/email/validator/index';
-import { startDnsServer, type DnsServer } from '../steps/dns-server.ts';
+import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 
 /**
  * validateEmail against a real DNS server on loopback: MX, implicit MX, null

@@ -4,7 +4,7 @@ import { resetConfig } from '#shared/config';
 import { clearValidatorCache, resetValidatorConfig } from '#shared/email/validator/index';
 import { ensureQueues } from '../../scripts/local/resources.ts';
 import { startWorkers } from '../../scripts/local/runtime.ts';
-import { startDnsServer, type DnsServer, type Zones } from './dns-server.ts';
+import { startDnsServer, type DnsServer, type Zones } from '../../scripts/local/dns-server.ts';
 
 /** Zones every email test can use: MX names resolve to loopback, allowed in tests as in local runs. */
 export const standardZones: Zones = {

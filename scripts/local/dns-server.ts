@@ -50,7 +50,8 @@ export interface DnsServer {
 const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 const TTL = 60;
 
-export async function startDnsServer(zones: Zones): Promise<DnsServer> {
+/** A programmable DNS server (tests, and the local demo zones of `npm run dns:demo`). */
+export async function startDnsServer(zones: Zones, options: { port?: number } = {}): Promise<DnsServer> {
   const table = new Map(Object.entries(zones).map(([name, b]) => [normalize(name), b]));
   const log: QueryLog[] = [];
   const failuresServed = new Map<string, number>();
@@ -117,7 +118,7 @@ export async function startDnsServer(zones: Zones): Promise<DnsServer> {
   });
   await new Promise<void>((resolve, reject) => {
     udp.once('error', reject);
-    udp.bind(0, '127.0.0.1', () => resolve());
+    udp.bind(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const port = udp.address().port;
 
