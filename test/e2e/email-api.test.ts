@@ -3,7 +3,7 @@ import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
-describe.each(transports())('email validation API over %s', (transport) => {
+describe.each(transports('email'))('email validation API over %s', (transport) => {
   let api: ApiClient;
   let env: EmailEnv;
   let t: Tenant;

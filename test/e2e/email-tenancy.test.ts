@@ -4,7 +4,7 @@ import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 /** Another account's emails and lists must look exactly like ids that never existed, and must not change. */
-describe.each(transports())('email API tenancy over %s', (transport) => {
+describe.each(transports('email'))('email API tenancy over %s', (transport) => {
   let api: ApiClient;
   let env: EmailEnv;
   let owner: Tenant;

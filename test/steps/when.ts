@@ -12,7 +12,8 @@ import { assertMatchesOpenApi } from './openapi.ts';
  */
 export type Transport = 'handler' | 'http' | 'remote';
 
-export const transports = (): Transport[] => (process.env.CHAT_BASE_URL ? ['remote'] : ['handler', 'http']);
+export const transports = (api: ApiName = 'chat'): Transport[] =>
+  process.env[api === 'chat' ? 'CHAT_BASE_URL' : 'EMAIL_BASE_URL'] ? ['remote'] : ['handler', 'http'];
 
 export interface CallOptions {
   token?: string | null;
