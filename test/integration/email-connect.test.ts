@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resetValidatorConfig, validateEmail, type ValidationResult } from '#shared/email/validator/index';
+import { scopedEnv } from '../steps/scoped-env.ts';
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { refusedPort, startSmtpPair, startSmtpServer, type SmtpListener } from '../steps/smtp-servers.ts';
 import { startSocksProxy, type SocksProxy } from '../steps/socks-proxy.ts';
@@ -37,14 +38,9 @@ afterAll(async () => {
   await dns?.stop();
 });
 
-const touched = new Map<string, string | undefined>();
-function configure(vars: Record<string, string>) {
-  for (const [name, value] of Object.entries(vars)) {
-    if (!touched.has(name)) touched.set(name, process.env[name]);
-    process.env[name] = value;
-  }
-  resetValidatorConfig();
-}
+// Environment changes are undone and the validator re-reads them.
+const scoped = scopedEnv(resetValidatorConfig);
+const configure = scoped.set;
 
 beforeEach(() => {
   configure({
@@ -60,12 +56,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await Promise.all(stops.splice(0).map((stop) => stop()));
-  for (const [name, value] of touched) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-  touched.clear();
-  resetValidatorConfig();
+  scoped.restore();
 });
 
 async function listen(listener: Promise<SmtpListener>): Promise<SmtpListener> {

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resetValidatorConfig, validateEmail, type ValidationResult } from '#shared/email/validator/index';
+import { scopedEnv } from '../steps/scoped-env.ts';
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 
 /**
@@ -62,22 +63,11 @@ afterAll(async () => {
   await dns?.stop();
 });
 
-// Environment changes are undone and the validator re-reads them with empty caches.
-const touched = new Map<string, string | undefined>();
-function configure(vars: Record<string, string>) {
-  for (const [name, value] of Object.entries(vars)) {
-    if (!touched.has(name)) touched.set(name, process.env[name]);
-    process.env[name] = value;
-  }
-  resetValidatorConfig();
-}
+// Environment changes are undone and the validator re-reads them.
+const scoped = scopedEnv(resetValidatorConfig);
+const configure = scoped.set;
 afterEach(() => {
-  for (const [name, value] of touched) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-  touched.clear();
-  resetValidatorConfig();
+  scoped.restore();
 });
 
 beforeEach(() => {

@@ -4,20 +4,11 @@ import { resetConfig } from '#shared/config';
 import { clearValidatorCache, resetValidatorConfig } from '#shared/email/validator/index';
 import { ensureQueues } from '../../scripts/local/resources.ts';
 import { startWorkers } from '../../scripts/local/runtime.ts';
+import { demoZones } from '../../scripts/local/demo-zones.ts';
 import { startDnsServer, type DnsServer, type Zones } from '../../scripts/local/dns-server.ts';
 
-/** Zones every email test can use: MX names resolve to loopback, allowed in tests as in local runs. */
-export const standardZones: Zones = {
-  'example.com': { mx: [{ priority: 10, exchange: 'mx1.example.com' }, { priority: 20, exchange: 'mx2.example.com' }] },
-  'mx1.example.com': { a: ['127.0.0.1'] },
-  'mx2.example.com': { a: ['127.0.0.2'] },
-  'gmail.com': { mx: [{ priority: 5, exchange: 'gmail-smtp-in.l.google.com' }] },
-  'gmail-smtp-in.l.google.com': { a: ['127.0.0.3'] },
-  'aonly.test': { a: ['127.0.0.4'] },
-  'nullmx.test': { nullMx: true },
-  'nowhere.test': { nxdomain: true },
-  'broken.test': { servfail: true },
-};
+/** Zones every email test can use (the same the local demo DNS server serves). */
+export const standardZones: Zones = demoZones;
 
 export interface EmailEnv {
   dns: DnsServer;
