@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INVALID_SCORE_CAP, SCORE_WEIGHTS } from '#shared/email/validator/index';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
@@ -50,6 +51,20 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(nullMx).toMatchObject({ status: 'completed', is_valid: false });
       expect(nx).toMatchObject({ status: 'completed', is_valid: false });
       expect(nullMx.score).toBeLessThan(jane.score);
+    });
+
+    it('reports the classification flags and canonical form', async () => {
+      const res = await createEmails(['boss@agency.gov', 'J.o.e+promo@gmail.com', 'admin@example.com', 'a@sub.example.com', 'person@example.com']);
+      const [gov, gmail, role, sub, person] = res.body.emails;
+      expect(gov).toMatchObject({ is_gov: true, is_edu: false, is_mil: false, is_free: false, is_valid: true });
+      expect(gmail).toMatchObject({ is_free: true, is_alias: true, canonical_email: 'joe@gmail.com', mx_record_count: 1 });
+      expect(role).toMatchObject({ is_username_generic: true, is_alias: false, is_subdomain: false });
+      expect(sub).toMatchObject({ is_subdomain: true, is_valid: false });
+      // The README's score table: a role account and an alias each lose their weight; a perfect address scores 100.
+      const weight = (signal: string) => SCORE_WEIGHTS.find((w) => w.signal === signal)!.points;
+      expect(person.score).toBe(100);
+      expect(role.score).toBe(100 - weight('not_role_account'));
+      expect(sub.score).toBeLessThanOrEqual(INVALID_SCORE_CAP);
     });
 
     it('returns emails it could not finish in time as pending, and the worker completes them', async () => {
