@@ -12,7 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { config, resetConfig } from '#shared/config';
-import { creditBalance } from '#shared/data/emails';
+import { creditBalance } from '#shared/data/accounts';
 import { resumeAwaiting } from '#shared/email/credits';
 import { addCredits, createAccount, getAccount } from '#shared/data/accounts';
 import { createContact, getContact } from '#shared/data/contacts';

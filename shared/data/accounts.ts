@@ -44,3 +44,19 @@ export async function addCredits(accountId: string, amount: number): Promise<num
     throw error;
   }
 }
+
+/** The account's validation credits; undefined means unlimited. */
+export async function creditBalance(accountId: string): Promise<number | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.account(accountId), ConsistentRead: true }));
+  const credits = out.Item?.credits;
+  return credits === undefined ? undefined : Number(credits);
+}
+
+/** Transaction part: takes `amount` credits, failing the whole transaction if the balance is short. */
+export const debitCredits = (accountId: string, amount: number) => ({
+  TableName: tableName(),
+  Key: keys.account(accountId),
+  UpdateExpression: 'SET credits = credits - :n',
+  ConditionExpression: 'credits >= :n',
+  ExpressionAttributeValues: { ':n': amount },
+});

@@ -1,7 +1,8 @@
 import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '#shared/db/batch';
+import { transactWrite, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
-import { emailKeys, keys } from '#shared/db/keys';
+import { emailKeys } from '#shared/db/keys';
+import { creditBalance, debitCredits } from '#shared/data/accounts';
 import {
   appendMembers,
   collectionUpdate,
@@ -140,7 +141,7 @@ async function writeChunk(
     created_at: now,
   }));
   const outbox = outboxPut(accountId, emails.map((e) => e.id), awaiting);
-  const items: Record<string, unknown>[] = [];
+  const items: TransactItems = [];
   if (parts.set.length || parts.add.length) items.push({ Update: collectionUpdate(collection.key, parts) });
   if (metered && !awaiting && addresses.length) items.push({ Update: debitCredits(accountId, addresses.length) });
   if (addresses.length) items.push({ Put: outbox.put });
@@ -162,7 +163,7 @@ async function writeChunk(
       });
     }
   }
-  if (items.length) await transactWrite({ TransactItems: items as never });
+  if (items.length) await transactWrite({ TransactItems: items });
   return { emails, duplicates, outbox: outbox.item };
 }
 
@@ -186,22 +187,6 @@ async function addRejected(accountId: string, listId: number, rejected: number) 
     }),
   );
 }
-
-/** The account's validation credits; undefined means unlimited. */
-export async function creditBalance(accountId: string): Promise<number | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.account(accountId), ConsistentRead: true }));
-  const credits = out.Item?.credits;
-  return credits === undefined ? undefined : Number(credits);
-}
-
-/** Transaction part: takes `amount` credits, failing the whole transaction if the balance is short. */
-export const debitCredits = (accountId: string, amount: number) => ({
-  TableName: tableName(),
-  Key: keys.account(accountId),
-  UpdateExpression: 'SET credits = credits - :n',
-  ConditionExpression: 'credits >= :n',
-  ExpressionAttributeValues: { ':n': amount },
-});
 
 export async function getEmail(accountId: string, id: number): Promise<EmailRecord | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: emailKeys.email(accountId, id), ConsistentRead: true }));
@@ -228,7 +213,7 @@ export async function finishEmail(
   email: EmailRecord,
   outcome: { status: 'completed'; result: EmailRecord['result'] } | { status: 'error'; listError?: boolean },
 ): Promise<boolean> {
-  const items: Record<string, unknown>[] = [
+  const items: TransactItems = [
     {
       Update: {
         TableName: tableName(),
@@ -259,7 +244,7 @@ export async function finishEmail(
     });
   }
   try {
-    await transactWrite({ TransactItems: items as never });
+    await transactWrite({ TransactItems: items });
     return true;
   } catch (error) {
     if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
@@ -299,7 +284,7 @@ export async function deleteEmail(accountId: string, id: number): Promise<boolea
       parts.conditions.push('attribute_exists(pk)');
       if (unfinished) parts.add.push(email.awaiting ? 'awaiting_count :minus_one' : 'pending_count :minus_one');
     }
-    const items: Record<string, unknown>[] = [
+    const items: TransactItems = [
       {
         Delete: {
           TableName: tableName(),
@@ -316,7 +301,7 @@ export async function deleteEmail(accountId: string, id: number): Promise<boolea
       items.push({ Delete: { TableName: tableName(), Key: emailKeys.listAddress(accountId, target.listId, email.email) } });
     }
     try {
-      await transactWrite({ TransactItems: items as never });
+      await transactWrite({ TransactItems: items });
       return true;
     } catch (error) {
       const codes = cancellationCodes(error);

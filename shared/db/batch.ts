@@ -40,6 +40,8 @@ export async function batchDelete(keyList: Key[]): Promise<void> {
  * transaction touched the same item (TransactionConflict), which is routine
  * under concurrent sends to one conversation.
  */
+export type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
+
 export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {

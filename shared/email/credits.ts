@@ -1,8 +1,9 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '#shared/db/batch';
+import { transactWrite, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
-import { creditBalance, debitCredits, toEmailRecord } from '#shared/data/emails';
+import { creditBalance, debitCredits } from '#shared/data/accounts';
+import { toEmailRecord } from '#shared/data/emails';
 import { cancellationCodes } from '#shared/data/errors';
 import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
 import { dispatchOutbox } from '#shared/email/work';
@@ -38,7 +39,7 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
   const balance = await creditBalance(outbox.account_id);
   if (balance !== undefined && balance < emails.length) return 'short';
 
-  const items: Record<string, unknown>[] = [{ Update: outboxReadyUpdate(outbox) }];
+  const items: TransactItems = [{ Update: outboxReadyUpdate(outbox) }];
   if (balance !== undefined) items.push({ Update: debitCredits(outbox.account_id, emails.length) });
   for (const email of emails) {
     items.push({
@@ -64,7 +65,7 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
     });
   }
   try {
-    await transactWrite({ TransactItems: items as never });
+    await transactWrite({ TransactItems: items });
   } catch (error) {
     // Lost a race (credits spent, an email deleted, the list deleted): the next run looks again.
     if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return 'skipped';

@@ -126,7 +126,7 @@ describe('email validation worker', () => {
     await addCredits(tenant.accountId, 5);
     await resumeAwaiting(tenant.accountId);
     expect(await completed(list.id, tenant)).toMatchObject({ email_count: 3, awaiting_count: 0 });
-    const { creditBalance } = await import('#shared/data/emails');
+    const { creditBalance } = await import('#shared/data/accounts');
     expect(await creditBalance(tenant.accountId)).toBe(4);
   });
 
