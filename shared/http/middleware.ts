@@ -59,9 +59,10 @@ export const bearerToken = (authorization: string | undefined): string | undefin
 };
 
 /**
- * API Gateway's Lambda authorizer has already resolved the token when its
- * context is present. Without it (the local server, or LocalStack's free
- * plan, which ignores authorizers) the same lookup runs here.
+ * API Gateway's Lambda authorizer (and the local adapter, which runs it too)
+ * has already resolved the token when its context is present. Without it
+ * (LocalStack's free plan ignores authorizers) the same lookup runs here, so
+ * a handler is never reachable unauthenticated.
  */
 export const authenticate = (): Middleware => ({
   before: async (request) => {
