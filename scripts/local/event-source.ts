@@ -28,6 +28,8 @@ export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: strin
             MaxNumberOfMessages: Math.min(worker.batchSize, 10),
             WaitTimeSeconds: waitSeconds,
             MessageSystemAttributeNames: ['All'],
+            // The emulator reads only the older parameter; without it every receive looks like the first.
+            AttributeNames: ['All'],
             MessageAttributeNames: ['All'],
           }),
         );

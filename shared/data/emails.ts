@@ -1,5 +1,5 @@
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite, type TransactItems } from '#shared/db/batch';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, transactWrite, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
@@ -170,9 +170,8 @@ async function writeChunk(
 async function addressesInList(accountId: string, listId: number, addresses: string[]): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
   const keys = [...new Set(addresses.map((a) => a.toLowerCase()))].map((a) => emailKeys.listAddress(accountId, listId, a));
-  const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: keys, ConsistentRead: true } } }));
   const found = new Set<string>();
-  for (const item of out.Responses?.[tableName()] ?? []) found.add((item.pk as string).split('#ADDR#')[1]!);
+  for (const item of await batchGet(keys, true)) found.add((item.pk as string).split('#ADDR#')[1]!);
   return found;
 }
 

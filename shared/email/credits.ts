@@ -1,6 +1,5 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite, type TransactItems } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
+import { batchGet, transactWrite, type TransactItems } from '#shared/db/batch';
+import { tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
 import { toEmailRecord } from '#shared/data/emails';
@@ -24,14 +23,8 @@ export async function resumeAwaiting(accountId: string): Promise<number> {
 }
 
 async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skipped'> {
-  const out = await db().send(
-    new BatchGetCommand({
-      RequestItems: {
-        [tableName()]: { Keys: outbox.email_ids.map((id) => emailKeys.email(outbox.account_id, id)), ConsistentRead: true },
-      },
-    }),
-  );
-  const emails = (out.Responses?.[tableName()] ?? []).map(toEmailRecord).filter((e) => e.awaiting);
+  const found = await batchGet(outbox.email_ids.map((id) => emailKeys.email(outbox.account_id, id)), true);
+  const emails = found.map(toEmailRecord).filter((e) => e.awaiting);
   if (emails.length === 0) {
     await deleteOutbox(outbox); // everything it held was deleted meanwhile
     return 'skipped';

@@ -5,8 +5,13 @@ import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 describe.each(transports('email'))('email validation API over %s', (transport) => {
+  if (transport === 'remote') {
+    // These cases assert answers from the loopback demo DNS zones, which a deployed stack cannot see.
+    it.skip('runs locally only', () => undefined);
+    return;
+  }
   let api: ApiClient;
-  let env: EmailEnv;
+  let env: EmailEnv | undefined;
   let t: Tenant;
   const as = (tenant: Tenant) => ({ token: tenant.token });
 
@@ -17,7 +22,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
   });
   afterAll(async () => {
     await api.close();
-    await env.stop();
+    await env?.stop();
   });
 
   const createEmails = (emails: unknown, tenant = t) => api.call('POST', '/api/v1/emails', { ...as(tenant), json: { emails } });

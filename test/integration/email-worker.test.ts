@@ -15,7 +15,7 @@ import { apiClient, type ApiClient } from '../steps/when.ts';
 
 /** The queue path against the SQS emulator, with workers polling it as Lambda's event source mapping would. */
 describe('email validation worker', () => {
-  let env: EmailEnv;
+  let env: EmailEnv | undefined;
   let api: ApiClient;
   let t: Tenant;
   const sqs = new SQSClient({});
@@ -27,7 +27,7 @@ describe('email validation worker', () => {
   });
   afterAll(async () => {
     sqs.destroy();
-    await env.stop();
+    await env?.stop();
   });
 
   const newList = async (tenant = t) =>
@@ -51,6 +51,18 @@ describe('email validation worker', () => {
     await new Promise((r) => setTimeout(r, 2500));
     expect(await internals(list.id)).toMatchObject({ email_count: 3, pending_count: 0, awaiting_count: 0, has_error: false });
   });
+
+  it('records an email whose DNS keeps failing as error on the last attempt, leaving its list completed', async () => {
+    const list = await newList();
+    const res = await add(list.id, ['x@broken.test', 'fine@example.com']);
+    const id = res.body.emails[0].id;
+    const final = await completed(list.id);
+    expect(final).toMatchObject({ email_count: 2, has_error: false });
+    const email = await api.call('GET', `/api/v1/email/${id}`, { token: t.token });
+    expect(email.body.status).toBe('error');
+    // It took every allowed receive: the queue's retries, not the dead-letter queue, ended it.
+    expect(env!.dns.count('broken.test', 'MX')).toBeGreaterThanOrEqual(2 * 3);
+  }, 40_000);
 
   it('drops a malformed message without blocking the queue', async () => {
     await sqs.send(new SendMessageCommand({ QueueUrl: process.env.VALIDATION_QUEUE_URL!, MessageBody: '{"accountId": 7}' }));

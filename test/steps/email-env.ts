@@ -21,7 +21,9 @@ export interface EmailEnv {
  * work with the wrong DNS server. Queue visibility is shortened to 2 s so
  * redeliveries happen within a test.
  */
-export async function emailEnv(zones: Zones = standardZones, options: { workers?: boolean } = {}): Promise<EmailEnv> {
+export async function emailEnv(zones: Zones = standardZones, options: { workers?: boolean } = {}): Promise<EmailEnv | undefined> {
+  // Against a deployed stack its own DNS, queues and workers are used: nothing to start here.
+  if (process.env.EMAIL_BASE_URL) return undefined;
   const dns = await startDnsServer(zones);
   Object.assign(process.env, {
     DNS_SERVERS: dns.address,
