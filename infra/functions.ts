@@ -6,6 +6,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { readValidatorConfig, VALIDATOR_ENV_VARS } from '../shared/email/validator/config.ts';
 import { queueUrlEnv } from '../shared/queues.ts';
 import type { QueueName, TableAccess } from '../shared/routes.ts';
 
@@ -19,6 +20,17 @@ export interface FunctionSpec {
   sends?: readonly QueueName[];
   timeoutSeconds?: number;
   environment?: Record<string, string>;
+  validates?: boolean;
+}
+
+/**
+ * The validator's settings come from the environment `cdk deploy` runs in
+ * (e.g. `SMTP_PROBE=tcp DNS_SERVERS=10.0.0.2 npx cdk deploy`), checked here so
+ * a bad value fails the synth instead of every validation at run time.
+ */
+export function validatorEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  readValidatorConfig(env);
+  return Object.fromEntries(VALIDATOR_ENV_VARS.flatMap((name) => (env[name] ? [[name, env[name]!]] : [])));
 }
 
 export interface FunctionDeps {
@@ -58,6 +70,7 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
     environment: {
       TABLE_NAME: deps.table.tableName,
       NODE_OPTIONS: '--enable-source-maps',
+      ...(spec.validates ? validatorEnvironment() : {}),
       ...spec.environment,
     },
     bundling: {

@@ -20,6 +20,8 @@ export interface Route {
   sends?: QueueName[];
   /** Lambda timeout in seconds (default 10). */
   timeoutSeconds?: number;
+  /** Runs the email validator: gets the deployment's validator settings (DNS_SERVERS, SMTP_PROBE, ...). */
+  validates?: boolean;
 }
 
 export const routes: readonly Route[] = [
@@ -42,7 +44,7 @@ export const routes: readonly Route[] = [
   { api: 'chat', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite' },
   { api: 'chat', method: 'DELETE', path: '/v1/messages/{id}', handler: 'messages/delete', table: 'readWrite' },
 
-  { api: 'email', method: 'POST', path: '/api/v1/emails', handler: 'emails/create', table: 'readWrite', sends: ['validation'], timeoutSeconds: 15 },
+  { api: 'email', method: 'POST', path: '/api/v1/emails', handler: 'emails/create', table: 'readWrite', sends: ['validation'], timeoutSeconds: 15, validates: true },
   { api: 'email', method: 'GET', path: '/api/v1/emails', handler: 'emails/list', table: 'read' },
   { api: 'email', method: 'GET', path: '/api/v1/email/{id}', handler: 'emails/get', table: 'read' },
   { api: 'email', method: 'DELETE', path: '/api/v1/email/{id}', handler: 'emails/delete', table: 'readWrite' },
@@ -71,6 +73,7 @@ export interface Worker {
   timeoutSeconds: number;
   /** Consume the queue's dead-letter queue instead of the queue itself. */
   deadLetters?: boolean;
+  validates?: boolean;
 }
 
 export const workers: readonly Worker[] = [
@@ -88,6 +91,7 @@ export const workers: readonly Worker[] = [
     handler: 'workers/validate-emails',
     queue: 'validation',
     table: 'readWrite',
+    validates: true,
     batchSize: 10,
     timeoutSeconds: 60,
   },

@@ -22,7 +22,7 @@ export function outboxPut(accountId: string, emailIds: number[], awaiting: boole
   const item: OutboxItem = { account_id: accountId, outbox_id: randomUUID(), email_ids: emailIds, created_at_ms: now, awaiting };
   const index = awaiting
     ? { ...emailKeys.outboxAwaiting(accountId, now), gsi1pk: emailKeys.outboxAwaitingAll, gsi1sk: pad(now) }
-    : emailKeys.outboxReady(now);
+    : emailKeys.outboxReady(item.outbox_id, now);
   return {
     item,
     put: { TableName: tableName(), Item: { ...emailKeys.outbox(accountId, item.outbox_id), type: 'outbox', ...index, ...item } },
@@ -55,8 +55,12 @@ async function queryIndex(index: 'gsi1' | 'gsi2', partition: string, beforeMs: n
 }
 
 /** Outboxes that should have been sent by now (their request crashed or lost the queue). */
-export const strandedOutboxes = (olderThanMs: number, limit = 100) =>
-  queryIndex('gsi2', emailKeys.outboxReadyPartition, Date.now() - olderThanMs, limit);
+export async function strandedOutboxes(olderThanMs: number, limit = 100): Promise<OutboxItem[]> {
+  const shards = await Promise.all(
+    emailKeys.outboxReadyPartitions().map((partition) => queryIndex('gsi2', partition, Date.now() - olderThanMs, limit)),
+  );
+  return shards.flat();
+}
 
 /** One account's work waiting for credits, oldest first. */
 export const awaitingOutboxes = (accountId: string, limit = 100) =>
@@ -67,7 +71,7 @@ export const allAwaitingOutboxes = (limit = 100) => queryIndex('gsi1', emailKeys
 
 /** Transaction part: an awaiting outbox becomes ready to send. */
 export const outboxReadyUpdate = (item: OutboxItem) => {
-  const ready = emailKeys.outboxReady(item.created_at_ms);
+  const ready = emailKeys.outboxReady(item.outbox_id, item.created_at_ms);
   return {
     TableName: tableName(),
     Key: emailKeys.outbox(item.account_id, item.outbox_id),

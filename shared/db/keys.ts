@@ -60,9 +60,14 @@ export function withoutKeys<T extends Record<string, unknown>>(item: T) {
  */
 export const pad = (n: number) => String(n).padStart(12, '0');
 
+export const OUTBOX_SHARDS = 8;
+const outboxShard = (outboxId: string) => parseInt(outboxId.slice(0, 2), 16) % OUTBOX_SHARDS;
+
 export const emailKeys = {
   /** Global: hands each Lambda container a distinct id-generator slot. */
   workerCounter: () => ({ pk: 'COUNTER#ID_WORKER', sk: 'COUNTER' }),
+  /** A leased id-generator slot: while its lease runs, no other container uses the slot. */
+  idSlot: (slot: number) => ({ pk: `IDSLOT#${slot}`, sk: 'SLOT' }),
   /** Page index of the account's standalone emails and of its lists. */
   accountEmails: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#EMAILS`, sk: 'COLL' }),
   accountLists: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#LISTS`, sk: 'COLL' }),
@@ -80,12 +85,16 @@ export const emailKeys = {
   /** Work stored but not yet handed to the queue (transactional outbox), swept if a crash strands it. */
   outbox: (accountId: string, outboxId: string) => ({ pk: `${acc(accountId)}#OUTBOX#${outboxId}`, sk: 'OUTBOX' }),
   /** gsi2: outboxes ready to send, oldest first; and per account, those waiting for credits. */
-  outboxReady: (createdAtMs: number) => ({ gsi2pk: 'OUTBOX#READY', gsi2sk: pad(createdAtMs) }),
+  outboxReady: (outboxId: string, createdAtMs: number) => ({
+    gsi2pk: `OUTBOX#READY#${outboxShard(outboxId)}`,
+    gsi2sk: pad(createdAtMs),
+  }),
   outboxAwaiting: (accountId: string, createdAtMs: number) => ({
     gsi2pk: `${acc(accountId)}#OUTBOX#AWAITING`,
     gsi2sk: pad(createdAtMs),
   }),
-  outboxReadyPartition: 'OUTBOX#READY',
+  /** Ready outboxes spread over OUTBOX_SHARDS partitions, so no one index partition takes every add. */
+  outboxReadyPartitions: () => Array.from({ length: OUTBOX_SHARDS }, (_, shard) => `OUTBOX#READY#${shard}`),
   /** gsi1 of awaiting outboxes: all accounts', for the sweeper. */
   outboxAwaitingAll: 'OUTBOX#AWAITING',
   outboxAwaitingPartition: (accountId: string) => `${acc(accountId)}#OUTBOX#AWAITING`,

@@ -543,3 +543,36 @@ describe('schedules', () => {
     }
   });
 });
+
+describe('validator settings', () => {
+  it('forwards the deploy environment to the functions that validate, and only to them', () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { SMTP_PROBE: 'tcp', DNS_SERVERS: '10.0.0.2' });
+    try {
+      const withSettings = new ServerlessMessagingStack(new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } }), 'ValidatorStack', {
+        stackName: 'validator-stack',
+        functionsDir: functionsDir(),
+      });
+      const fns = Template.fromStack(withSettings).findResources('AWS::Lambda::Function');
+      const validating = Object.values(fns).filter((f) => f.Properties.Environment?.Variables?.SMTP_PROBE === 'tcp');
+      const expected = routes.filter((r) => r.validates).length + workers.filter((w) => w.validates).length;
+      expect(expected).toBeGreaterThan(0);
+      expect(validating).toHaveLength(expected);
+      for (const fn of validating) expect(fn.Properties.Environment.Variables.DNS_SERVERS).toBe('10.0.0.2');
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('refuses to synthesize with an invalid validator setting', () => {
+    const saved = { ...process.env };
+    process.env.SMTP_PROBE = 'sometimes';
+    try {
+      expect(
+        () => new ServerlessMessagingStack(new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } }), 'BadStack', { functionsDir: functionsDir() }),
+      ).toThrow(/SMTP_PROBE/);
+    } finally {
+      process.env = saved;
+    }
+  });
+});

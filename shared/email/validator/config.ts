@@ -46,6 +46,19 @@ export function resetValidatorConfig(): void {
   cached = undefined;
 }
 
+/** The settings a deployment can pass to the functions that validate (the stack forwards them). */
+export const VALIDATOR_ENV_VARS = [
+  'DNS_SERVERS',
+  'DNS_TIMEOUT_MS',
+  'DNS_TRIES',
+  'SMTP_PROBE',
+  'SMTP_PORT',
+  'SMTP_TIMEOUT_MS',
+  'SMTP_PROXY',
+  'ALLOW_PRIVATE_MX',
+  'VALIDATION_CACHE_TTL_SECONDS',
+] as const;
+
 export function readValidatorConfig(env: Env): ValidatorConfig {
   return {
     dnsServers: dnsServers(env.DNS_SERVERS),
