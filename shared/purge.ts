@@ -2,19 +2,25 @@ import { config } from '#shared/config';
 import { batchDelete } from '#shared/db/batch';
 import { listEmailKeys } from '#shared/data/emails';
 import { conversationMessageKeys } from '#shared/data/messages';
-import { logger } from '#shared/util/logger';
+import { deletePurgeRecord, purgeStartedAt, unfinishedPurges, type PurgeJob } from '#shared/data/purges';
+import { describeError, logger } from '#shared/util/logger';
 import { requireQueue, sendJson } from '#shared/util/sqs';
 
-/**
- * Deleting a conversation or an email list removes the parent at once and
- * its children (messages, emails) in batches: inline while the request has
- * time, then from the purge queue, each job re-enqueueing itself until done.
- */
-export type PurgeJob =
-  | { kind: 'purge-conversation'; accountId: string; conversationId: string }
-  | { kind: 'purge-list'; accountId: string; listId: number };
+export type { PurgeJob } from '#shared/data/purges';
 
+/**
+ * Deleting a conversation or an email list removes the parent at once, with
+ * a purge record in the same transaction, and its children (messages,
+ * emails) in batches: inline while the request has time, then from the
+ * purge queue, each job re-enqueueing itself until done. The record is
+ * dropped only by a pass that finds nothing left at least SETTLE_MS after
+ * the delete (so index entries that lagged behind are caught too); until
+ * then the sweeper re-queues the job, also when queueing it failed.
+ */
 const BATCH = 100;
+export const SETTLE_MS = 60_000;
+/** The sweeper re-queues purges started longer ago than this and still on record. */
+export const UNFINISHED_AFTER_MS = 2 * 60_000;
 
 const nextBatch = (job: PurgeJob) =>
   job.kind === 'purge-conversation'
@@ -25,7 +31,11 @@ const nextBatch = (job: PurgeJob) =>
 export async function purge(job: PurgeJob, deadline: number): Promise<'done' | 'more'> {
   for (;;) {
     const batch = await nextBatch(job);
-    if (batch.length === 0) return 'done';
+    if (batch.length === 0) {
+      const started = await purgeStartedAt(job);
+      if (started !== undefined && Date.now() - started >= SETTLE_MS) await deletePurgeRecord(job);
+      return 'done';
+    }
     await batchDelete(batch);
     if (Date.now() > deadline) return 'more';
   }
@@ -35,11 +45,18 @@ export async function enqueuePurge(job: PurgeJob): Promise<void> {
   await sendJson(requireQueue(config().purgeQueueUrl, 'PURGE_QUEUE_URL'), job);
 }
 
-/** Purges inline while time allows, then hands the rest to the purge worker. */
+/** Purges inline while time allows, then hands the rest to the purge worker (or, failing that, the sweeper). */
 export async function startPurge(job: PurgeJob, deadline: number): Promise<void> {
   if ((await purge(job, deadline)) === 'done') return;
   logger.info('purge continues asynchronously', { job });
-  await enqueuePurge(job);
+  await enqueuePurge(job).catch((error) => logger.warn('purge queueing deferred to the sweeper', { job, ...describeError(error) }));
+}
+
+/** The sweeper's pass: purges still on record are queued again for a (final) pass. */
+export async function requeueUnfinishedPurges(): Promise<number> {
+  const jobs = await unfinishedPurges(Date.now() - UNFINISHED_AFTER_MS);
+  for (const job of jobs) await enqueuePurge(job);
+  return jobs.length;
 }
 
 export function parsePurgeJob(body: string): PurgeJob | undefined {

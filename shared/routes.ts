@@ -117,7 +117,7 @@ export interface Schedule {
 }
 
 export const schedules: readonly Schedule[] = [
-  { name: 'sweeper', handler: 'workers/sweeper', everyMinutes: 1, table: 'readWrite', sends: ['validation'], timeoutSeconds: 60 },
+  { name: 'sweeper', handler: 'workers/sweeper', everyMinutes: 1, table: 'readWrite', sends: ['validation', 'purge'], timeoutSeconds: 60 },
 ];
 
 const safeDecode = (segment: string) => {

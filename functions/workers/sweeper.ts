@@ -1,6 +1,7 @@
 import { strandedOutboxes } from '#shared/data/outbox';
 import { resumeAllAwaiting } from '#shared/email/credits';
 import { dispatchOutbox } from '#shared/email/work';
+import { requeueUnfinishedPurges } from '#shared/purge';
 import { describeError, logger } from '#shared/util/logger';
 
 /** Work stored longer ago than this but still not queued was stranded by a crash. */
@@ -8,9 +9,10 @@ export const STRANDED_AFTER_MS = 2 * 60_000;
 
 /**
  * Scheduled: re-sends validation work a crash left between the database and
- * the queue, and releases work held for credits once the account has them.
+ * the queue, releases work held for credits once the account has them, and
+ * re-queues purges of deleted conversations and lists not yet finished.
  */
-export const handler = async (): Promise<{ resent: number }> => {
+export const handler = async (): Promise<{ resent: number; purges: number }> => {
   let resent = 0;
   for (const outbox of await strandedOutboxes(STRANDED_AFTER_MS)) {
     try {
@@ -21,6 +23,7 @@ export const handler = async (): Promise<{ resent: number }> => {
     }
   }
   await resumeAllAwaiting();
+  const purges = await requeueUnfinishedPurges();
   if (resent) logger.warn('re-sent stranded validation work', { resent });
-  return { resent };
+  return { resent, purges };
 };

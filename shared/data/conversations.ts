@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '#shared/db/batch';
+import { transactWrite, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
@@ -169,8 +169,8 @@ export async function updateConversation(
   }
 }
 
-/** Removes the conversation and its uniqueness guard; its messages are purged separately. */
-export async function deleteConversation(accountId: string, id: string): Promise<Conversation | undefined> {
+/** Removes the conversation and its uniqueness guard, with `also` in the same transaction (the purge record). */
+export async function deleteConversation(accountId: string, id: string, also: TransactItems = []): Promise<Conversation | undefined> {
   const existing = await getConversation(accountId, id);
   if (!existing) return undefined;
   const targetId = existing.contact_id ?? existing.group_id!;
@@ -192,6 +192,7 @@ export async function deleteConversation(accountId: string, id: string): Promise
             ExpressionAttributeValues: { ':id': id },
           },
         },
+        ...also,
       ],
     });
     return existing;

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '#shared/db/batch';
+import { transactWrite, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import {
@@ -113,8 +113,8 @@ export async function listEmailLists(accountId: string, page: number): Promise<{
   return { lists: (await readPage(collectionKey.pk, position)).map(toEmailList), position };
 }
 
-/** Removes the list at once (its emails are purged afterwards); false when there was none. */
-export async function deleteEmailList(accountId: string, id: number): Promise<boolean> {
+/** Removes the list at once, with `also` in the same transaction (the purge record); false when there was none. */
+export async function deleteEmailList(accountId: string, id: number, also: TransactItems = []): Promise<boolean> {
   const list = await getEmailList(accountId, id);
   if (!list) return false;
   const parts = emptyUpdate();
@@ -124,6 +124,7 @@ export async function deleteEmailList(accountId: string, id: number): Promise<bo
       TransactItems: [
         { Delete: { TableName: tableName(), Key: emailKeys.list(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
         { Update: collectionUpdate(emailKeys.accountLists(accountId), parts) },
+        ...also,
       ],
     });
     return true;

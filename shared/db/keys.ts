@@ -46,6 +46,11 @@ export const keys = {
   accountMessagesPartition: (accountId: string) => `${acc(accountId)}#MSGS`,
 
   idempotency: (accountId: string, keyHash: string) => ({ pk: `${acc(accountId)}#IDEM#${keyHash}`, sk: 'IDEM' }),
+
+  /** A deletion whose children (messages, emails) are still being purged; gsi2 lets the sweeper finish it. */
+  purge: (accountId: string, parent: string) => ({ pk: `${acc(accountId)}#PURGE#${parent}`, sk: 'PURGE' }),
+  purgePending: (createdAtMs: number) => ({ gsi2pk: 'PURGE#PENDING', gsi2sk: String(createdAtMs).padStart(15, '0') }),
+  purgePendingPartition: 'PURGE#PENDING',
 } as const;
 
 /** Strips key attributes so a stored item can be mapped to a record. */

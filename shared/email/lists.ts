@@ -6,6 +6,7 @@ import { classifyEntries } from '#shared/email/batch';
 import { mergeEntries, pageOutOfRange } from '#shared/email/emails';
 import { presentEmail, rejectedEntry } from '#shared/email/present';
 import { dispatchOutbox } from '#shared/email/work';
+import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
 import { describeError, logger } from '#shared/util/logger';
 
@@ -63,6 +64,8 @@ export async function addToList(who: Principal, id: number | undefined, entries:
 
 /** Gone for readers at once; its emails are purged now and, if many, continued from the queue. */
 export async function deleteList(who: Principal, id: number | undefined, deadline: number) {
-  if (id === undefined || !(await deleteEmailList(who.accountId, id))) throw notFound('email list', String(id ?? ''), 'id');
-  await startPurge({ kind: 'purge-list', accountId: who.accountId, listId: id }, deadline);
+  if (id === undefined) throw notFound('email list', '', 'id');
+  const job = { kind: 'purge-list', accountId: who.accountId, listId: id } as const;
+  if (!(await deleteEmailList(who.accountId, id, [purgeRecordPut(job)]))) throw notFound('email list', String(id), 'id');
+  await startPurge(job, deadline);
 }

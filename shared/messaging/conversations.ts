@@ -5,6 +5,7 @@ import { getMessage } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
 import { badRequest, notFound } from '#shared/http/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
+import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
 import { nowSeconds } from '#shared/util/ids';
 
@@ -65,7 +66,8 @@ export async function updateConversation(who: Principal, id: string, update: Con
 
 /** Gone for readers at once; its messages are purged now and, if many, continued from the queue. */
 export async function deleteConversation(who: Principal, id: string, deadline: number) {
-  const deleted = await conversations.deleteConversation(who.accountId, id);
+  const job = { kind: 'purge-conversation', accountId: who.accountId, conversationId: id } as const;
+  const deleted = await conversations.deleteConversation(who.accountId, id, [purgeRecordPut(job)]);
   if (!deleted) throw notFound('conversation', id, 'id');
-  await startPurge({ kind: 'purge-conversation', accountId: who.accountId, conversationId: id }, deadline);
+  await startPurge(job, deadline);
 }

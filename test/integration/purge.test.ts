@@ -1,4 +1,11 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { resetConfig } from '#shared/config';
+import { db, tableName } from '#shared/db/client';
+import { keys } from '#shared/db/keys';
+import { purgeStartedAt } from '#shared/data/purges';
+import { UNFINISHED_AFTER_MS } from '#shared/purge';
+import { handler as sweeper } from '#functions/workers/sweeper';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openConversation } from '#shared/data/conversations';
 import { conversationMessageKeys, insertMessage } from '#shared/data/messages';
@@ -73,5 +80,54 @@ describe('conversation purge against DynamoDB Local and the SQS emulator', () =>
     // The worker keeps going: the good job behind the bad one completes.
     await waitUntil(async () => (await conversationMessageKeys(t.accountId, conversationId, 1)).length === 0);
     sqs.destroy();
+  });
+});
+
+describe('unfinished purges', () => {
+  let workers: ReturnType<typeof startWorkers>;
+  beforeAll(() => {
+    workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
+  });
+  afterAll(() => workers.stop());
+
+  it('are finished by the sweeper when queueing failed, and their record is dropped only after the settle time', async () => {
+    const t = await aTenant();
+    const conversationId = await conversationWithMessages(t, 150);
+    const job = { kind: 'purge-conversation', accountId: t.accountId, conversationId } as const;
+    const queueUrl = process.env.PURGE_QUEUE_URL!;
+    process.env.PURGE_QUEUE_URL = `${queueUrl}-that-does-not-exist`;
+    resetConfig();
+    try {
+      // One batch inline, then queueing fails: the delete itself still succeeds.
+      await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() - 1);
+    } finally {
+      process.env.PURGE_QUEUE_URL = queueUrl;
+      resetConfig();
+    }
+    expect((await conversationMessageKeys(t.accountId, conversationId, 500)).length).toBe(50);
+    expect(await purgeStartedAt(job)).toBeDefined();
+
+    // Two minutes later the sweeper finds it; by then the settle time has passed too.
+    const past = Date.now() - UNFINISHED_AFTER_MS - 1000;
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.purge(t.accountId, `CONV#${conversationId}`),
+        UpdateExpression: 'SET created_at_ms = :past, gsi2sk = :sk',
+        ExpressionAttributeValues: { ':past': past, ':sk': keys.purgePending(past).gsi2sk },
+      }),
+    );
+    const { purges } = await sweeper();
+    expect(purges).toBeGreaterThanOrEqual(1);
+    await waitUntil(async () => (await purgeStartedAt(job)) === undefined);
+    expect(await conversationMessageKeys(t.accountId, conversationId, 1)).toEqual([]);
+  });
+
+  it('keep their record after a pass within the settle time, for a final pass later', async () => {
+    const t = await aTenant();
+    const conversationId = await conversationWithMessages(t, 10);
+    await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() + 10_000);
+    expect(await conversationMessageKeys(t.accountId, conversationId, 1)).toEqual([]);
+    expect(await purgeStartedAt({ kind: 'purge-conversation', accountId: t.accountId, conversationId })).toBeDefined();
   });
 });
