@@ -2,12 +2,11 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { z } from 'zod';
 import type { Principal } from '#shared/data/tokens';
-import { parseBody, type MediaType } from '#shared/http/body';
+import type { MediaType } from '#shared/http/body';
 import { badRequest } from '#shared/http/errors';
 import { withIdempotency } from '#shared/http/idempotency';
-import { authenticate, errorEnvelope, header, requestContext, type AuthedContext } from '#shared/http/middleware';
+import { authenticate, errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
-import { validate } from '#shared/http/validation';
 
 export interface EndpointInput<B, Q> {
   body: B;
@@ -36,18 +35,17 @@ const noParameters = z.strictObject({});
 export const deleted = (id: string | number): Reply => ({ body: { id, deleted: true } });
 
 /**
- * Builds a thin API handler: authenticate, parse, validate with the schemas,
- * run the domain call, shape the JSON response. Errors become the contract's
- * envelope in one place (errorEnvelope).
+ * Builds a thin API handler from the shared middleware (request id and logs,
+ * error envelope, authentication, parsing and validation), then runs the
+ * domain call and shapes the JSON response.
  */
 export function endpoint<B = Record<string, never>, Q = Record<string, never>>(
   spec: EndpointSpec<B, Q>,
   run: (input: EndpointInput<B, Q>) => Promise<Reply>,
 ) {
   const core = async (event: APIGatewayProxyEvent, context: AuthedContext) => {
-    const raw = parseBody(event.body, event.isBase64Encoded, header(event, 'content-type'), spec.media ?? ['json']);
-    const body = validate((spec.body ?? noParameters) as z.ZodType<B>, raw, 'body');
-    const query = validate((spec.query ?? noParameters) as z.ZodType<Q>, event.queryStringParameters ?? {}, 'query');
+    const body = context.input!.body as B;
+    const query = context.input!.query as Q;
     const principal = context.principal!;
     const input = { body, query, pathId: event.pathParameters?.id ?? '', principal };
     const execute = async () => {
@@ -67,5 +65,6 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>>(
     .use(requestContext())
     .use(errorEnvelope())
     .use(authenticate())
+    .use(parseInput({ body: spec.body ?? noParameters, query: spec.query ?? noParameters, media: spec.media ?? ['json'] }))
     .handler((event, context) => core(event, context as AuthedContext));
 }

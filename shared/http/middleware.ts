@@ -1,12 +1,15 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
 import { findPrincipal, type Principal } from '#shared/data/tokens';
+import { parseBody, type MediaType } from '#shared/http/body';
+import { validate } from '#shared/http/validation';
 import { ApiError, internal, unauthorized } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
 import { describeError, logger } from '#shared/util/logger';
 
-/** The invocation context, carrying who called once authenticate() ran. */
-export type AuthedContext = Context & { principal?: Principal };
+/** The invocation context, carrying who called (authenticate) and the validated input (parseInput). */
+export type AuthedContext = Context & { principal?: Principal; input?: { body: unknown; query: unknown } };
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 
 /** Lower-cased header lookup: API Gateway REST passes names as the client sent them. */
@@ -76,5 +79,25 @@ export const authenticate = (): Middleware => ({
     }
     if (!principal) throw unauthorized();
     (request.context as AuthedContext).principal = principal;
+  },
+});
+
+/**
+ * Parses the body (form or JSON, as the endpoint accepts) and validates body
+ * and query with the endpoint's strict schemas: a bad input becomes the
+ * contract's 4xx before any domain code runs.
+ */
+export const parseInput = (spec: {
+  body: z.ZodType<unknown>;
+  query: z.ZodType<unknown>;
+  media: readonly MediaType[];
+}): Middleware => ({
+  before: (request) => {
+    const { event } = request;
+    const raw = parseBody(event.body, event.isBase64Encoded, header(event, 'content-type'), spec.media);
+    (request.context as AuthedContext).input = {
+      body: validate(spec.body, raw, 'body'),
+      query: validate(spec.query, event.queryStringParameters ?? {}, 'query'),
+    };
   },
 });
