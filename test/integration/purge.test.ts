@@ -47,14 +47,15 @@ async function conversationWithMessages(t: Tenant, count: number) {
   return conversation.id;
 }
 
+// The purge worker polls the purge queue for the whole file, as Lambda's event source mapping would.
+let workers: ReturnType<typeof startWorkers>;
+beforeAll(() => {
+  workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
+});
+afterAll(() => workers.stop());
+
 /** Deleting a conversation with more messages than one invocation may delete, through the real queue and worker. */
 describe('conversation purge against DynamoDB Local and the SQS emulator', () => {
-  let workers: ReturnType<typeof startWorkers>;
-  beforeAll(() => {
-    workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
-  });
-  afterAll(() => workers.stop());
-
   it('continues past the inline budget from the purge queue until no message is left', async () => {
     const t = await aTenant();
     const conversationId = await conversationWithMessages(t, 450);
@@ -84,12 +85,6 @@ describe('conversation purge against DynamoDB Local and the SQS emulator', () =>
 });
 
 describe('unfinished purges', () => {
-  let workers: ReturnType<typeof startWorkers>;
-  beforeAll(() => {
-    workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
-  });
-  afterAll(() => workers.stop());
-
   it('are finished by the sweeper when queueing failed, and their record is dropped only after the settle time', async () => {
     const t = await aTenant();
     const conversationId = await conversationWithMessages(t, 150);
