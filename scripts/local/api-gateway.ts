@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayError } from '#shared/http/gateway-responses';
+import { header } from '#shared/http/middleware';
 import { authorizer, fallback, resolveRoute, type ApiName } from '#shared/routes';
 import { invoke } from './lambda.ts';
 
@@ -31,7 +32,7 @@ export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIG
   const event = proxyEvent(api, request, url, path, requestId);
   if (match.kind !== 'route') return invoke(fallback.handler, { ...event, resource: '/{proxy+}' });
 
-  const token = headerValue(request.headers, 'authorization');
+  const token = header(event, 'authorization');
   if (!token) return gatewayError('UNAUTHORIZED', requestId);
   let auth: APIGatewayAuthorizerResult;
   try {
@@ -58,12 +59,6 @@ export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIG
     match.route.timeoutSeconds ?? 10,
   );
 }
-
-const headerValue = (headers: HttpRequest['headers'], name: string) => {
-  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
-  const value = key === undefined ? undefined : headers[key];
-  return Array.isArray(value) ? value.join(',') : value;
-};
 
 function proxyEvent(api: ApiName, request: HttpRequest, url: URL, path: string, requestId: string): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};

@@ -192,13 +192,17 @@ export async function getEmail(accountId: string, id: number): Promise<EmailReco
   return out.Item ? toEmailRecord(out.Item) : undefined;
 }
 
+/** One page of a collection; 'missing' when the target is a list that does not exist, undefined when the page is out of range. */
 export async function listEmailsPage(
   accountId: string,
   target: EmailTarget,
   page: number,
-): Promise<{ emails: EmailRecord[]; position: PagePosition } | undefined> {
+): Promise<{ emails: EmailRecord[]; position: PagePosition } | 'missing' | undefined> {
   const key = collectionKey(accountId, target);
-  const position = locatePage(await readCollection(key), page);
+  const collection = await readCollection(key);
+  // A list is its own page index, so this one read also tells whether it exists.
+  if (target.kind === 'list' && !collection.item) return 'missing';
+  const position = locatePage(collection, page);
   if (!position) return undefined;
   return { emails: (await readPage(key.pk, position)).map(toEmailRecord), position };
 }

@@ -51,7 +51,7 @@ export async function visibleEmail(who: Principal, id: number | undefined): Prom
 
 export async function listStandaloneEmails(who: Principal, page: number) {
   const result = await listEmailsPage(who.accountId, { kind: 'account' }, page);
-  if (!result) throw pageOutOfRange(page);
+  if (!result || result === 'missing') throw pageOutOfRange(page);
   return result;
 }
 

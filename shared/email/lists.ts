@@ -26,8 +26,8 @@ export async function listLists(who: Principal, page: number) {
 }
 
 export async function listListEmails(who: Principal, id: number | undefined, page: number) {
-  const list = await getList(who, id);
-  const result = await listEmailsPage(who.accountId, { kind: 'list', listId: list.id }, page);
+  const result = id === undefined ? 'missing' : await listEmailsPage(who.accountId, { kind: 'list', listId: id }, page);
+  if (result === 'missing') throw notFound('email list', String(id ?? ''), 'id');
   if (!result) throw pageOutOfRange(page);
   return result;
 }
