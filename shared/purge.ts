@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { config } from '#shared/config';
 import { batchDelete } from '#shared/db/batch';
 import { listEmailKeys } from '#shared/data/emails';
 import { conversationMessageKeys } from '#shared/data/messages';
-import { deletePurgeRecord, purgeStartedAt, unfinishedPurges, type PurgeJob } from '#shared/data/purges';
+import { claimPurge, deletePurgeRecord, releasePurge, purgeStartedAt, unfinishedPurges, type PurgeJob } from '#shared/data/purges';
 import { describeError, logger } from '#shared/util/logger';
 import { requireQueue, sendJson } from '#shared/util/sqs';
 
@@ -27,13 +28,18 @@ const nextBatch = (job: PurgeJob) =>
     ? conversationMessageKeys(job.accountId, job.conversationId, BATCH)
     : listEmailKeys(job.accountId, job.listId, BATCH);
 
-/** Deletes batches until none are left or the deadline (epoch ms) passes. */
-export async function purge(job: PurgeJob, deadline: number): Promise<'done' | 'more'> {
+/**
+ * Deletes batches until none are left or the deadline (epoch ms) passes.
+ * 'skipped' when another chain holds the purge (or it is finished).
+ */
+export async function purge(job: PurgeJob, deadline: number): Promise<'done' | 'more' | 'skipped'> {
+  if (!(await claimPurge(job, job.chain ?? (job.chain = randomUUID())))) return 'skipped';
   for (;;) {
     const batch = await nextBatch(job);
     if (batch.length === 0) {
       const started = await purgeStartedAt(job);
       if (started !== undefined && Date.now() - started >= SETTLE_MS) await deletePurgeRecord(job);
+      else await releasePurge(job, job.chain!);
       return 'done';
     }
     await batchDelete(batch);
@@ -47,15 +53,19 @@ export async function enqueuePurge(job: PurgeJob): Promise<void> {
 
 /** Purges inline while time allows, then hands the rest to the purge worker (or, failing that, the sweeper). */
 export async function startPurge(job: PurgeJob, deadline: number): Promise<void> {
-  if ((await purge(job, deadline)) === 'done') return;
+  if ((await purge(job, deadline)) !== 'more') return;
   logger.info('purge continues asynchronously', { job });
-  await enqueuePurge(job).catch((error) => logger.warn('purge queueing deferred to the sweeper', { job, ...describeError(error) }));
+  await enqueuePurge(job).catch(async (error) => {
+    logger.warn('purge queueing deferred to the sweeper', { job, ...describeError(error) });
+    await releasePurge(job, job.chain!);
+  });
 }
 
 /** The sweeper's pass: purges still on record are queued again for a (final) pass. */
 export async function requeueUnfinishedPurges(): Promise<number> {
+  // Each gets a new chain; a stalled chain's late message then finds the lease taken and stops.
   const jobs = await unfinishedPurges(Date.now() - UNFINISHED_AFTER_MS);
-  for (const job of jobs) await enqueuePurge(job);
+  for (const job of jobs) await enqueuePurge({ ...job, chain: randomUUID() });
   return jobs.length;
 }
 
@@ -63,6 +73,7 @@ export function parsePurgeJob(body: string): PurgeJob | undefined {
   try {
     const job = JSON.parse(body) as PurgeJob;
     if (typeof job.accountId !== 'string') return undefined;
+    if (job.chain !== undefined && typeof job.chain !== 'string') return undefined;
     if (job.kind === 'purge-conversation' && typeof job.conversationId === 'string') return job;
     if (job.kind === 'purge-list' && Number.isSafeInteger(job.listId)) return job;
     return undefined;

@@ -5,7 +5,7 @@ import { emailsBody } from '#shared/email/schemas';
 /** Inline validation stops here, leaving headroom under API Gateway's 29 s and the contract's ~3 s. */
 const INLINE_BUDGET_MS = 2_500;
 
-export const handler = emailEndpoint({ body: emailsBody }, async ({ principal, body }) => ({
+export const handler = emailEndpoint({ body: emailsBody, idempotent: true }, async ({ principal, body }) => ({
   status: 201,
   body: { emails: await createEmails(principal, body.emails, Date.now() + INLINE_BUDGET_MS) },
 }));

@@ -1,29 +1,23 @@
-import { strandedOutboxes } from '#shared/data/outbox';
+import type { Context } from 'aws-lambda';
 import { resumeAllAwaiting } from '#shared/email/credits';
-import { dispatchOutbox } from '#shared/email/work';
+import { recoverLostWork } from '#shared/email/recovery';
 import { requeueUnfinishedPurges } from '#shared/purge';
-import { describeError, logger } from '#shared/util/logger';
 
 /** Work stored longer ago than this but still not queued was stranded by a crash. */
 export const STRANDED_AFTER_MS = 2 * 60_000;
+/** Leave this much of the invocation unused. */
+const SAFETY_MS = 10_000;
 
 /**
- * Scheduled: re-sends validation work a crash left between the database and
- * the queue, releases work held for credits once the account has them, and
- * re-queues purges of deleted conversations and lists not yet finished.
+ * Scheduled: finishes work a crash left between the database and the
+ * queue, re-queues unfinished emails whose message was lost, releases work
+ * held for credits once the account has them, and re-queues purges of
+ * deleted conversations and lists whose chain stopped.
  */
-export const handler = async (): Promise<{ resent: number; purges: number }> => {
-  let resent = 0;
-  for (const outbox of await strandedOutboxes(STRANDED_AFTER_MS)) {
-    try {
-      await dispatchOutbox(outbox);
-      resent++;
-    } catch (error) {
-      logger.error('could not re-send stranded work', { outbox_id: outbox.outbox_id, ...describeError(error) });
-    }
-  }
+export const handler = async (_event?: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
+  const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - SAFETY_MS;
+  const { settled, requeued } = await recoverLostWork({ strandedAfterMs: STRANDED_AFTER_MS, dueBeforeMs: Date.now(), deadline });
   await resumeAllAwaiting();
   const purges = await requeueUnfinishedPurges();
-  if (resent) logger.warn('re-sent stranded validation work', { resent });
-  return { resent, purges };
+  return { resent: settled, requeued, purges };
 };

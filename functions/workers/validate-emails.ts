@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { listLookup, processEmail } from '#shared/email/processing';
+import { listLookup, processEmails } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
 import { queues } from '#shared/queues';
 import { describeError, logger } from '#shared/util/logger';
@@ -21,11 +21,11 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       }
       const lastAttempt = Number(record.attributes.ApproximateReceiveCount) >= queues.validation.maxReceiveCount;
       try {
-        const listExists = listLookup(job.accountId);
-        const done = await Promise.all(job.emailIds.map((id) => processEmail(job.accountId, id, lastAttempt, listExists)));
-        if (done.includes(false)) failures.push({ itemIdentifier: record.messageId });
+        if (!(await processEmails(job.accountId, job.emailIds, lastAttempt, listLookup(job.accountId)))) {
+          failures.push({ itemIdentifier: record.messageId });
+        }
       } catch (error) {
-        logger.error('validation job failed', { message_id: record.messageId, ...describeError(error) });
+        logger.warn('validation job failed', { message_id: record.messageId, email_ids: job.emailIds, ...describeError(error) });
         failures.push({ itemIdentifier: record.messageId });
       }
     }),

@@ -1,29 +1,43 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys, pad } from '#shared/db/keys';
+import { isConditionFailure } from '#shared/data/errors';
 
 /**
- * Page-number pagination that costs the same for page 1 and page 10,000.
+ * Page-number pagination at constant cost, with items of bounded size.
  *
  * A collection (an account's standalone emails, its lists, or one list's
- * emails) hands each member a dense sequence number when it joins and keeps,
- * on its own item, a live count per bucket of BUCKET sequence numbers
- * (attributes b_0, b_1, ...). A delete leaves a gap in the sequence and
- * decrements its bucket. To read page k: one GetItem for the counts, sum them
- * to find the bucket holding item (k-1)*PAGE_SIZE+1, then one Query from that
- * bucket's first sequence number, skipping fewer than BUCKET members.
+ * emails) hands each joining member a sequence number from one atomic
+ * `ADD next_seq` (never a conditional retry), and indexes it under that
+ * number in gsi1. Live members are counted on two levels:
+ *   - the collection item: `k_<B>` per block of BLOCK sequence numbers;
+ *   - one block item per block: `b_<i>` per bucket of BUCKET numbers.
+ * Counts that reach zero are removed (`compact`), so the collection item
+ * grows with the live members (about 14 bytes per 10,000), never with its
+ * history, and a block item holds at most 100 counters.
+ *
+ * Page k: sum the block counts to find the block holding member
+ * (k-1)*PAGE_SIZE+1; unless the page starts within the block's first
+ * bucket-width of members, read the block item to find the bucket; then one
+ * Query from there, skipping fewer than BUCKET live members.
  */
 export const PAGE_SIZE = 100;
 export const BUCKET = 100;
+export const BUCKETS_PER_BLOCK = 100;
+export const BLOCK = BUCKET * BUCKETS_PER_BLOCK;
 
 export type Key = { pk: string; sk: string };
+
+/** Tokens of deltas applied but whose record may still exist; older ones are certainly settled. */
+const TOKEN_TTL_MS = 60 * 60_000;
 
 export interface Collection {
   key: Key;
   nextSeq: number;
-  lastId: number;
   memberCount: number;
-  buckets: Map<number, number>;
+  blocks: Map<number, number>;
   item: Record<string, unknown> | undefined;
 }
 
@@ -32,77 +46,269 @@ export async function readCollection(key: Key): Promise<Collection> {
   return collectionOf(key, out.Item);
 }
 
-export function collectionOf(key: Key, item: Record<string, unknown> | undefined): Collection {
-  const buckets = new Map<number, number>();
+const countsOf = (item: Record<string, unknown> | undefined, prefix: string) => {
+  const counts = new Map<number, number>();
   for (const [name, value] of Object.entries(item ?? {})) {
-    if (/^b_\d+$/.test(name)) buckets.set(Number(name.slice(2)), Number(value));
+    if (name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length))) counts.set(Number(name.slice(prefix.length)), Number(value));
   }
+  return [...counts.entries()].sort(([a], [b]) => a - b);
+};
+
+export function collectionOf(key: Key, item: Record<string, unknown> | undefined): Collection {
   return {
     key,
     item,
-    buckets,
+    blocks: new Map(countsOf(item, 'k_')),
     nextSeq: Number(item?.next_seq ?? 0),
-    lastId: Number(item?.last_id ?? 0),
-    memberCount: Number(item?.member_count ?? 0),
-  };
-}
-
-export interface UpdateParts {
-  set: string[];
-  add: string[];
-  names: Record<string, string>;
-  values: Record<string, unknown>;
-  conditions: string[];
-}
-
-export const emptyUpdate = (): UpdateParts => ({ set: [], add: [], names: {}, values: {}, conditions: [] });
-
-/** Builds the transaction Update item for a collection from its parts. */
-export function collectionUpdate(key: Key, parts: UpdateParts) {
-  const clauses = [
-    parts.set.length ? `SET ${parts.set.join(', ')}` : '',
-    parts.add.length ? `ADD ${parts.add.join(', ')}` : '',
-  ].filter(Boolean);
-  return {
-    TableName: tableName(),
-    Key: key,
-    UpdateExpression: clauses.join(' '),
-    ...(parts.conditions.length ? { ConditionExpression: parts.conditions.join(' AND ') } : {}),
-    ...(Object.keys(parts.names).length ? { ExpressionAttributeNames: parts.names } : {}),
-    ...(Object.keys(parts.values).length ? { ExpressionAttributeValues: parts.values } : {}),
+    memberCount: Math.max(0, Number(item?.member_count ?? 0)),
   };
 }
 
 /**
- * Appends `ids` (ascending, all above the collection's last id) as new
- * members. The condition on next_seq makes concurrent appends serialize:
- * the loser re-reads and retries, so sequence numbers stay dense and in id order.
+ * Reserves `count` consecutive sequence numbers with one atomic ADD and
+ * returns the first; undefined when `mustExist` and the item is gone (a
+ * deleted list). Numbers a caller ends up not using are gaps, which cost nothing.
  */
-export function appendMembers(collection: Collection, ids: number[], parts: UpdateParts, mustExist: boolean) {
-  const seqs = ids.map((_, i) => collection.nextSeq + i);
-  parts.values[':expected_seq'] = collection.nextSeq;
-  parts.values[':next_seq'] = collection.nextSeq + ids.length;
-  parts.values[':last_id'] = ids.at(-1);
-  parts.values[':added'] = ids.length;
-  parts.set.push('next_seq = :next_seq', 'last_id = :last_id');
-  parts.add.push('member_count :added');
-  parts.conditions.push(
-    mustExist ? 'next_seq = :expected_seq' : '(attribute_not_exists(next_seq) OR next_seq = :expected_seq)',
-  );
-  const perBucket = new Map<number, number>();
-  for (const seq of seqs) perBucket.set(Math.floor(seq / BUCKET), (perBucket.get(Math.floor(seq / BUCKET)) ?? 0) + 1);
-  for (const [bucket, count] of perBucket) {
-    parts.add.push(`b_${bucket} :b_${bucket}`);
-    parts.values[`:b_${bucket}`] = count;
+export async function reserveSeqs(key: Key, count: number, mustExist: boolean): Promise<number | undefined> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: 'ADD next_seq :n',
+        ...(mustExist ? { ConditionExpression: 'attribute_exists(pk)' } : {}),
+        ExpressionAttributeValues: { ':n': count },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes!.next_seq) - count;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
   }
-  return seqs;
 }
 
-/** Removes one member: its bucket and the total shrink, the sequence keeps its gap. */
-export function removeMember(seq: number, parts: UpdateParts) {
-  const bucket = Math.floor(seq / BUCKET);
-  parts.add.push('member_count :minus_one', `b_${bucket} :minus_one`);
-  parts.values[':minus_one'] = -1;
+/** What joining (or leaving) members change: counts per bucket, plus counters on the collection item. */
+export interface Deltas {
+  members: number;
+  /** Bucket number (seq / BUCKET) → change. */
+  buckets: Record<string, number>;
+  counters: Record<string, number>;
+}
+
+export function membershipDeltas(seqs: number[], sign: 1 | -1, counters: Record<string, number> = {}): Deltas {
+  const buckets: Record<string, number> = {};
+  for (const seq of seqs) {
+    const bucket = Math.floor(seq / BUCKET);
+    buckets[bucket] = (buckets[bucket] ?? 0) + sign;
+  }
+  return { members: sign * seqs.length, buckets, counters };
+}
+
+const blockOf = (bucket: number) => Math.floor(bucket / BUCKETS_PER_BLOCK);
+
+/** Per block: bucket-within-block → change. */
+function byBlock(buckets: Record<string, number>): Map<number, Map<number, number>> {
+  const blocks = new Map<number, Map<number, number>>();
+  for (const [bucket, change] of Object.entries(buckets)) {
+    const b = Number(bucket);
+    const inBlock = blocks.get(blockOf(b)) ?? new Map<number, number>();
+    inBlock.set(b % BUCKETS_PER_BLOCK, (inBlock.get(b % BUCKETS_PER_BLOCK) ?? 0) + change);
+    blocks.set(blockOf(b), inBlock);
+  }
+  return blocks;
+}
+
+/** Builds an `ADD` update from named numeric changes; placeholders are its own. */
+function addUpdate(key: Key, changes: [string, number][], extra: { set?: Record<string, string>; token?: string[]; condition?: string }) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const adds = changes
+    .filter(([, n]) => n !== 0)
+    .map(([attribute, n], i) => {
+      names[`#a${i}`] = attribute;
+      values[`:a${i}`] = n;
+      return `#a${i} :a${i}`;
+    });
+  const conditions = extra.condition ? [extra.condition] : [];
+  if (extra.token?.length) {
+    adds.push('applied :tokens');
+    values[':tokens'] = new Set(extra.token);
+    extra.token.forEach((t, i) => {
+      values[`:t${i}`] = t;
+      conditions.push(`NOT contains(applied, :t${i})`);
+    });
+  }
+  const sets = Object.entries(extra.set ?? {}).map(([attribute, value], i) => {
+    names[`#s${i}`] = attribute;
+    values[`:s${i}`] = value;
+    return `#s${i} = :s${i}`;
+  });
+  return {
+    TableName: tableName(),
+    Key: key,
+    UpdateExpression: [adds.length ? `ADD ${adds.join(', ')}` : '', sets.length ? `SET ${sets.join(', ')}` : ''].filter(Boolean).join(' '),
+    ...(conditions.length ? { ConditionExpression: conditions.join(' AND ') } : {}),
+    ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+  };
+}
+
+const rootChanges = (deltas: Deltas): [string, number][] => {
+  const blocks = new Map<number, number>();
+  for (const [bucket, change] of Object.entries(deltas.buckets)) {
+    blocks.set(blockOf(Number(bucket)), (blocks.get(blockOf(Number(bucket))) ?? 0) + change);
+  }
+  return [['member_count', deltas.members], ...[...blocks].map(([b, n]): [string, number] => [`k_${b}`, n]), ...Object.entries(deltas.counters)];
+};
+
+const blockUpdate = (collectionPk: string, block: number, buckets: Map<number, number>, extra: { token?: string[] } = {}) =>
+  addUpdate(
+    emailKeys.block(collectionPk, block),
+    [['n', [...buckets.values()].reduce((a, b) => a + b, 0)], ...[...buckets].map(([i, n]): [string, number] => [`b_${i}`, n])],
+    { ...extra, set: emailKeys.blockIndex(collectionPk, block) },
+  );
+
+/**
+ * Transaction parts that apply `deltas` atomically with other writes (a
+ * delete): the collection item and each block item touched.
+ */
+export function deltaUpdates(key: Key, deltas: Deltas, condition?: string): TransactItems {
+  return [
+    { Update: addUpdate(key, rootChanges(deltas), { condition }) },
+    ...[...byBlock(deltas.buckets)].map(([block, buckets]) => ({ Update: blockUpdate(key.pk, block, buckets) })),
+  ];
+}
+
+/** A fresh token for one record of deltas; its time lets stale ones be pruned. */
+export const newDeltaToken = () => `${Date.now()}.${randomUUID().slice(0, 8)}`;
+
+export interface PendingDeltas {
+  token: string;
+  deltas: Deltas;
+}
+
+/**
+ * Applies recorded deltas exactly once without a transaction (so a busy
+ * collection item never makes concurrent writers conflict): each `ADD` also
+ * adds the record's token to the item's `applied` set, on the condition that
+ * the token is not there yet. A repeat (a crash and a sweeper retry) changes
+ * nothing. Returns the collection item after the update, or 'gone' when
+ * `mustExist` and it no longer exists.
+ */
+export async function applyDeltas(key: Key, pending: PendingDeltas[], mustExist: boolean): Promise<Record<string, unknown> | 'gone'> {
+  if (pending.length === 0) return (await readCollection(key)).item ?? 'gone';
+  let root: Record<string, unknown> | 'gone';
+  try {
+    const merged: Deltas = { members: 0, buckets: {}, counters: {} };
+    for (const { deltas } of pending) {
+      merged.members += deltas.members;
+      for (const [b, n] of Object.entries(deltas.buckets)) merged.buckets[b] = (merged.buckets[b] ?? 0) + n;
+      for (const [c, n] of Object.entries(deltas.counters)) merged.counters[c] = (merged.counters[c] ?? 0) + n;
+    }
+    const out = await db().send(
+      new UpdateCommand({
+        ...addUpdate(key, rootChanges(merged), {
+          token: pending.map((p) => p.token),
+          condition: mustExist ? 'attribute_exists(pk)' : undefined,
+        }),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    root = out.Attributes!;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const current = (await readCollection(key)).item;
+    if (!current) return 'gone';
+    // Some were applied already (a retry after a crash): apply the rest one by one.
+    const applied = (current.applied as Set<string> | undefined) ?? new Set<string>();
+    const rest = pending.filter((p) => !applied.has(p.token));
+    if (rest.length === pending.length) throw error;
+    if (rest.length) return applyDeltas(key, rest, mustExist);
+    root = current;
+  }
+  await Promise.all(
+    pending.flatMap(({ token, deltas }) =>
+      [...byBlock(deltas.buckets)].map(async ([block, buckets]) => {
+        try {
+          await db().send(new UpdateCommand(blockUpdate(key.pk, block, buckets, { token: [token] })));
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error; // applied by an earlier try
+        }
+      }),
+    ),
+  );
+  return root;
+}
+
+/**
+ * Once the records are deleted their tokens can go. Tokens a crash left
+ * behind are pruned here too once they are older than any record could be.
+ */
+export async function releaseTokens(key: Key, pending: PendingDeltas[], root?: Record<string, unknown>): Promise<void> {
+  if (pending.length === 0) return;
+  const stale = [...((root?.applied as Set<string> | undefined) ?? [])].filter((t) => Number(t.split('.')[0]) < Date.now() - TOKEN_TTL_MS);
+  const remove = async (itemKey: Key, tokens: string[]) => {
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: itemKey,
+          UpdateExpression: 'DELETE applied :tokens',
+          // Never re-create an item deleted meanwhile (a deleted list, an emptied block).
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':tokens': new Set(tokens) },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  };
+  const blocks = new Map<number, string[]>();
+  for (const { token, deltas } of pending) {
+    for (const block of byBlock(deltas.buckets).keys()) blocks.set(block, [...(blocks.get(block) ?? []), token]);
+  }
+  await Promise.all([
+    remove(key, [...pending.map((p) => p.token), ...stale]),
+    ...[...blocks].map(([block, tokens]) => remove(emailKeys.block(key.pk, block), tokens)),
+  ]);
+}
+
+/**
+ * After a member left: drops the block's count from the collection item and
+ * the block item itself once they reach zero, so neither grows with history.
+ * A later join re-creates them (`ADD` starts from zero).
+ */
+export async function compact(key: Key, seq: number): Promise<void> {
+  const block = Math.floor(seq / BLOCK);
+  const ignoreFailedCondition = (error: unknown) => {
+    if (!isConditionFailure(error)) throw error;
+  };
+  await Promise.all([
+    db()
+      .send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: 'REMOVE #k',
+          ConditionExpression: '#k = :zero',
+          ExpressionAttributeNames: { '#k': `k_${block}` },
+          ExpressionAttributeValues: { ':zero': 0 },
+        }),
+      )
+      .catch(ignoreFailedCondition),
+    db()
+      .send(
+        new DeleteCommand({
+          TableName: tableName(),
+          Key: emailKeys.block(key.pk, block),
+          // A block still holding a token may yet be retried against: keep it until released.
+          ConditionExpression: 'n = :zero AND attribute_not_exists(applied)',
+          ExpressionAttributeValues: { ':zero': 0 },
+        }),
+      )
+      .catch(ignoreFailedCondition),
+  ]);
 }
 
 export interface PagePosition {
@@ -116,17 +322,34 @@ export interface PagePosition {
 export const totalPages = (total: number) => Math.max(1, Math.ceil(total / PAGE_SIZE));
 
 /** Where page `page` starts; undefined when the page is out of range. */
-export function locatePage(collection: Collection, page: number): PagePosition | undefined {
+export async function locatePage(collection: Collection, page: number): Promise<PagePosition | undefined> {
   const total = collection.memberCount;
   const pages = totalPages(total);
   if (page < 1 || page > pages) return undefined;
+  const at = (startSeq: number, skip: number) => ({ page, totalPages: pages, total, startSeq, skip });
   let remaining = (page - 1) * PAGE_SIZE;
-  const ordered = [...collection.buckets.entries()].sort(([a], [b]) => a - b);
-  for (const [bucket, count] of ordered) {
-    if (remaining < count) return { page, totalPages: pages, total, startSeq: bucket * BUCKET, skip: remaining };
-    remaining -= count;
+  for (const [block, count] of collection.blocks) {
+    if (count <= 0) continue;
+    if (remaining >= count) {
+      remaining -= count;
+      continue;
+    }
+    // Within the first BUCKET live members of the block the Query can skip them itself.
+    if (remaining < BUCKET) return at(block * BLOCK, remaining);
+    const out = await db().send(
+      new GetCommand({ TableName: tableName(), Key: emailKeys.block(collection.key.pk, block), ConsistentRead: true }),
+    );
+    let last: [number, number] = [0, 0];
+    for (const [bucket, inBucket] of countsOf(out.Item, 'b_')) {
+      if (inBucket <= 0) continue;
+      if (remaining < inBucket) return at(block * BLOCK + bucket * BUCKET, remaining);
+      remaining -= inBucket;
+      last = [bucket, inBucket];
+    }
+    // Counts still settling (a join applied to the collection item, not yet to the block): start at the last bucket.
+    return at(block * BLOCK + last[0] * BUCKET, Math.min(remaining + last[1], BUCKET - 1));
   }
-  return { page, totalPages: pages, total, startSeq: collection.nextSeq, skip: 0 };
+  return at(collection.nextSeq, 0);
 }
 
 /** One Query: the page's members in sequence order. */
@@ -134,7 +357,7 @@ export async function readPage(collectionPk: string, position: PagePosition): Pr
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   const wanted = position.skip + PAGE_SIZE;
-  do {
+  for (let round = 0; round < 10 && items.length < wanted; round++) {
     const out = await db().send(
       new QueryCommand({
         TableName: tableName(),
@@ -147,6 +370,7 @@ export async function readPage(collectionPk: string, position: PagePosition): Pr
     );
     items.push(...(out.Items ?? []));
     startKey = out.LastEvaluatedKey;
-  } while (startKey && items.length < wanted);
+    if (!startKey) break;
+  }
   return items.slice(position.skip, wanted);
 }

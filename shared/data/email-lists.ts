@@ -1,19 +1,19 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite, type TransactItems } from '#shared/db/batch';
+import { transactNamed, transactWrite, type NamedItems, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import {
-  appendMembers,
-  collectionUpdate,
-  emptyUpdate,
+  compact,
+  deltaUpdates,
   locatePage,
+  membershipDeltas,
   readCollection,
   readPage,
-  removeMember,
+  reserveSeqs,
   type PagePosition,
 } from '#shared/data/collections';
-import { cancellationCodes } from '#shared/data/errors';
 import { newNumericIds } from '#shared/data/numeric-ids';
+import { outboxPut, type OutboxItem } from '#shared/data/outbox';
 import { nowSeconds } from '#shared/util/ids';
 
 export type ListStatus = 'pending' | 'processing' | 'completed' | 'insufficient_credits' | 'error';
@@ -50,7 +50,7 @@ export const toEmailList = (item: Record<string, unknown>): EmailList => ({
   account_id: item.account_id as string,
   name: item.name as string,
   description: (item.description as string | undefined) ?? null,
-  email_count: Number(item.member_count ?? 0),
+  email_count: Math.max(0, Number(item.member_count ?? 0)),
   rejected_count: Number(item.rejected_count ?? 0),
   pending_count: Number(item.pending_count ?? 0),
   awaiting_count: Number(item.awaiting_count ?? 0),
@@ -59,46 +59,48 @@ export const toEmailList = (item: Record<string, unknown>): EmailList => ({
   created_at: Number(item.created_at),
 });
 
-export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<EmailList> {
+/**
+ * Stores a new list: a sequence number among the account's lists from one
+ * atomic `ADD`, then the list item and an outbox carrying the collection's
+ * counts in one transaction (the counts are applied by `settleOutboxes`).
+ */
+export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<{ list: EmailList; outbox: OutboxItem }> {
   const collectionKey = emailKeys.accountLists(accountId);
-  for (let attempt = 0; ; attempt++) {
-    const lists = await readCollection(collectionKey);
-    const [id] = await newNumericIds(1, lists.lastId);
-    const parts = emptyUpdate();
-    const [seq] = appendMembers(lists, [id!], parts, false);
-    const list = {
-      id: id!,
-      account_id: accountId,
-      name: input.name,
-      ...(input.description === undefined ? {} : { description: input.description }),
-      seq: seq!,
-      next_seq: 0,
-      last_id: 0,
-      member_count: 0,
-      rejected_count: 0,
-      pending_count: 0,
-      awaiting_count: 0,
-      has_error: false,
-      created_at: nowSeconds(),
-    };
-    try {
-      await transactWrite({
-        TransactItems: [
-          { Update: collectionUpdate(collectionKey, parts) },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...emailKeys.list(accountId, id!), ...emailKeys.member(collectionKey.pk, seq!), type: 'email_list', ...list },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      });
-      return toEmailList(list);
-    } catch (error) {
-      if (!cancellationCodes(error)?.includes('ConditionalCheckFailed') || attempt >= 20) throw error;
-    }
-  }
+  const [seq, [id]] = await Promise.all([reserveSeqs(collectionKey, 1, false), newNumericIds(1)]);
+  const list = {
+    id: id!,
+    account_id: accountId,
+    name: input.name,
+    ...(input.description === undefined ? {} : { description: input.description }),
+    seq: seq!,
+    next_seq: 0,
+    member_count: 0,
+    rejected_count: 0,
+    pending_count: 0,
+    awaiting_count: 0,
+    has_error: false,
+    created_at: nowSeconds(),
+  };
+  const outbox = outboxPut(accountId, {
+    emailIds: [],
+    awaiting: false,
+    collection: collectionKey,
+    mustExist: false,
+    deltas: membershipDeltas([seq!], 1),
+  });
+  await transactWrite({
+    TransactItems: [
+      { Put: outbox.put },
+      {
+        Put: {
+          TableName: tableName(),
+          Item: { ...emailKeys.list(accountId, id!), ...emailKeys.member(collectionKey.pk, seq!), type: 'email_list', ...list },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
+  });
+  return { list: toEmailList(list), outbox: outbox.item };
 }
 
 export async function getEmailList(accountId: string, id: number): Promise<EmailList | undefined> {
@@ -108,7 +110,7 @@ export async function getEmailList(accountId: string, id: number): Promise<Email
 
 export async function listEmailLists(accountId: string, page: number): Promise<{ lists: EmailList[]; position: PagePosition } | undefined> {
   const collectionKey = emailKeys.accountLists(accountId);
-  const position = locatePage(await readCollection(collectionKey), page);
+  const position = await locatePage(await readCollection(collectionKey), page);
   if (!position) return undefined;
   return { lists: (await readPage(collectionKey.pk, position)).map(toEmailList), position };
 }
@@ -117,19 +119,13 @@ export async function listEmailLists(accountId: string, page: number): Promise<{
 export async function deleteEmailList(accountId: string, id: number, also: TransactItems = []): Promise<boolean> {
   const list = await getEmailList(accountId, id);
   if (!list) return false;
-  const parts = emptyUpdate();
-  removeMember(list.seq, parts);
-  try {
-    await transactWrite({
-      TransactItems: [
-        { Delete: { TableName: tableName(), Key: emailKeys.list(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
-        { Update: collectionUpdate(emailKeys.accountLists(accountId), parts) },
-        ...also,
-      ],
-    });
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
-    throw error;
-  }
+  const collectionKey = emailKeys.accountLists(accountId);
+  const failed = await transactNamed([
+    ['list', { Delete: { TableName: tableName(), Key: emailKeys.list(accountId, id), ConditionExpression: 'attribute_exists(pk)' } }],
+    ...deltaUpdates(collectionKey, membershipDeltas([list.seq], -1)).map((item, i): NamedItems[number] => [`collection:${i}`, item]),
+    ...also.map((item, i): NamedItems[number] => [`also:${i}`, item]),
+  ]);
+  if (failed.length) return false;
+  await compact(collectionKey, list.seq);
+  return true;
 }

@@ -1,21 +1,20 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, transactWrite, type TransactItems } from '#shared/db/batch';
+import { backoff, batchGet, transactNamed, transactWrite, type NamedItems, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
 import {
-  appendMembers,
-  collectionUpdate,
-  emptyUpdate,
+  compact,
+  deltaUpdates,
   locatePage,
+  membershipDeltas,
   readCollection,
   readPage,
-  removeMember,
-  type Collection,
+  reserveSeqs,
   type Key,
   type PagePosition,
 } from '#shared/data/collections';
-import { cancellationCodes } from '#shared/data/errors';
+import { cancellationCodes, isConditionFailure } from '#shared/data/errors';
 import { newNumericIds } from '#shared/data/numeric-ids';
 import { outboxPut, type OutboxItem } from '#shared/data/outbox';
 import type { ValidationResult } from '#shared/email/result';
@@ -51,12 +50,20 @@ export const toEmailRecord = (item: Record<string, unknown>): EmailRecord => ({
 /** Where new emails go: the account's standalone emails, or a list. */
 export type EmailTarget = { kind: 'account' } | { kind: 'list'; listId: number };
 
-const collectionKey = (accountId: string, target: EmailTarget): Key =>
+export const collectionKey = (accountId: string, target: EmailTarget): Key =>
   target.kind === 'list' ? emailKeys.list(accountId, target.listId) : emailKeys.accountEmails(accountId);
 
-/** Each address costs two items in a list (email + address guard); transactions hold 100. */
-const CHUNK = 45;
-const MAX_ATTEMPTS = 25;
+/**
+ * An unfinished email the queue should have finished by then is re-enqueued
+ * by the recovery pass. Longer than a message can stay in flight
+ * (visibility timeout × receives), so live work is not duplicated.
+ */
+export const DUE_AFTER_MS = 30 * 60_000;
+
+/** A transaction holds 100 items: the outbox, a credit debit, and one or two per address. */
+const MAX_ITEMS = 100;
+/** Conflicting transactions (another writer on the same item) are retried this often. */
+const MAX_CONFLICTS = 6;
 
 export interface StoredChunk {
   emails: EmailRecord[];
@@ -66,130 +73,159 @@ export interface StoredChunk {
 
 export class ListGoneError extends Error {}
 
-/**
- * Stores accepted addresses as `pending` emails, all-or-nothing per chunk:
- * the emails, their place in the collection's page index, the list's
- * counters, the credit debit and a transactional-outbox record listing the
- * work for the queue. Addresses already in the list come back as duplicates.
- */
-export async function storeEmails(
-  accountId: string,
-  target: EmailTarget,
-  addresses: string[],
-  rejected: number,
-): Promise<StoredChunk[]> {
-  const chunks: StoredChunk[] = [];
-  for (let i = 0; i < addresses.length; i += CHUNK) {
-    chunks.push(await storeChunk(accountId, target, addresses.slice(i, i + CHUNK), i === 0 ? rejected : 0));
-  }
-  if (addresses.length === 0 && rejected > 0 && target.kind === 'list') await addRejected(accountId, target.listId, rejected);
-  return chunks;
+interface Slot {
+  address: string;
+  id: number;
+  seq: number;
 }
 
-async function storeChunk(accountId: string, target: EmailTarget, addresses: string[], rejected: number): Promise<StoredChunk> {
+/**
+ * Stores accepted addresses as `pending` emails. Sequence numbers for the
+ * whole batch come from one atomic `ADD`, ids from this container's block;
+ * then each chunk is one transaction: its emails (for a list with their
+ * address guards), the credit debit, and an outbox naming the work and the
+ * counts the collection still has to take in (applied after, exactly once,
+ * see `settleOutboxes`). Nothing here retries on another writer's success:
+ * a guard that already exists is a duplicate, not a conflict.
+ */
+export async function storeEmails(accountId: string, target: EmailTarget, addresses: string[], rejected: number): Promise<StoredChunk[]> {
   const key = collectionKey(accountId, target);
-  for (let attempt = 0; ; attempt++) {
-    const collection = await readCollection(key);
-    if (target.kind === 'list' && !collection.item) throw new ListGoneError();
-    const duplicates = target.kind === 'list' ? await addressesInList(accountId, target.listId, addresses) : new Set<string>();
-    const fresh = addresses.filter((a) => !duplicates.has(a.toLowerCase()));
-    const extraRejected = rejected + (addresses.length - fresh.length);
-    try {
-      return await writeChunk(accountId, target, collection, fresh, extraRejected, [...duplicates]);
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (!codes?.includes('ConditionalCheckFailed') || attempt >= MAX_ATTEMPTS) throw error;
-      // Another add won the race for the sequence, the credits or an address: re-read and retry.
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * (attempt + 1)));
-    }
+  const inList = target.kind === 'list';
+  if (addresses.length === 0) {
+    if (inList) await addRejected(accountId, target.listId, rejected);
+    return [];
   }
+  const [first, balance, ids] = await Promise.all([
+    reserveSeqs(key, addresses.length, inList),
+    creditBalance(accountId),
+    newNumericIds(addresses.length),
+  ]);
+  if (first === undefined) throw new ListGoneError();
+  const slots = addresses.map((address, i) => ({ address, id: ids[i]!, seq: first + i }));
+  const perChunk = MAX_ITEMS - 2;
+  const chunkCount = Math.ceil((slots.length * (inList ? 2 : 1)) / perChunk);
+  const size = Math.ceil(slots.length / chunkCount);
+  const chunks = Array.from({ length: chunkCount }, (_, i) => slots.slice(i * size, (i + 1) * size));
+  const write = (chunk: Slot[], i: number, credits: { left: number | undefined }) =>
+    writeChunk(accountId, target, key, chunk, i === 0 ? rejected : 0, credits);
+  if (balance === undefined) return Promise.all(chunks.map((chunk, i) => write(chunk, i, { left: undefined })));
+  // A metered account's balance is one item: its chunks debit one after another.
+  const credits = { left: balance as number | undefined };
+  const stored: StoredChunk[] = [];
+  for (const [i, chunk] of chunks.entries()) stored.push(await write(chunk, i, credits));
+  return stored;
 }
 
 async function writeChunk(
   accountId: string,
   target: EmailTarget,
-  collection: Collection,
-  addresses: string[],
+  key: Key,
+  slots: Slot[],
   rejected: number,
-  duplicates: string[],
+  credits: { left: number | undefined },
 ): Promise<StoredChunk> {
-  const credits = await creditBalance(accountId);
-  const metered = credits !== undefined;
-  const awaiting = metered && credits < addresses.length;
-  const ids = await newNumericIds(addresses.length, collection.lastId);
-  const parts = emptyUpdate();
-  const seqs = addresses.length ? appendMembers(collection, ids, parts, target.kind === 'list') : [];
-  if (target.kind === 'list') {
-    parts.add.push(awaiting ? 'awaiting_count :n' : 'pending_count :n');
-    parts.values[':n'] = addresses.length;
-    if (rejected > 0) {
-      parts.add.push('rejected_count :rejected');
-      parts.values[':rejected'] = rejected;
-    }
-    if (!addresses.length) parts.conditions.push('attribute_exists(pk)');
-  }
-  const now = nowSeconds();
-  const emails: EmailRecord[] = addresses.map((email, i) => ({
-    id: ids[i]!,
-    account_id: accountId,
-    email,
-    email_list_id: target.kind === 'list' ? target.listId : null,
-    status: 'pending',
-    awaiting,
-    seq: seqs[i]!,
-    result: null,
-    created_at: now,
-  }));
-  const outbox = outboxPut(accountId, emails.map((e) => e.id), awaiting);
-  const items: TransactItems = [];
-  if (parts.set.length || parts.add.length) items.push({ Update: collectionUpdate(collection.key, parts) });
-  if (metered && !awaiting && addresses.length) items.push({ Update: debitCredits(accountId, addresses.length) });
-  if (addresses.length) items.push({ Put: outbox.put });
-  for (const email of emails) {
-    items.push({
-      Put: {
-        TableName: tableName(),
-        Item: { ...emailKeys.email(accountId, email.id), ...emailKeys.member(collection.key.pk, email.seq), type: 'email', ...email },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
+  const inList = target.kind === 'list';
+  const duplicates: string[] = [];
+  let conflicts = 0;
+  // Each failed attempt drops at least one duplicate or re-reads the balance: bounded by the chunk.
+  for (let attempt = 0; attempt <= slots.length + MAX_CONFLICTS + 2; attempt++) {
+    const metered = credits.left !== undefined;
+    const awaiting = metered && credits.left! < slots.length;
+    const now = Date.now();
+    const emails: EmailRecord[] = slots.map((s) => ({
+      id: s.id,
+      account_id: accountId,
+      email: s.address,
+      email_list_id: inList ? target.listId : null,
+      status: 'pending',
+      awaiting,
+      seq: s.seq,
+      result: null,
+      created_at: Math.floor(now / 1000),
+    }));
+    const counters: Record<string, number> = inList
+      ? { [awaiting ? 'awaiting_count' : 'pending_count']: slots.length, rejected_count: rejected + duplicates.length }
+      : {};
+    const outbox = outboxPut(accountId, {
+      emailIds: emails.map((e) => e.id),
+      awaiting,
+      collection: key,
+      mustExist: inList,
+      deltas: membershipDeltas(emails.map((e) => e.seq), 1, counters),
     });
-    if (target.kind === 'list') {
-      items.push({
-        Put: {
-          TableName: tableName(),
-          Item: { ...emailKeys.listAddress(accountId, target.listId, email.email), email_id: email.id },
-          ConditionExpression: 'attribute_not_exists(pk)',
+    const items: NamedItems = [['outbox', { Put: outbox.put }]];
+    if (metered && !awaiting && slots.length) items.push(['debit', { Update: debitCredits(accountId, slots.length) }]);
+    for (const email of emails) {
+      const due = awaiting ? {} : emailKeys.due(email.id, now + DUE_AFTER_MS);
+      items.push([
+        `email:${email.id}`,
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...emailKeys.email(accountId, email.id), ...emailKeys.member(key.pk, email.seq), ...due, type: 'email', ...email },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
         },
-      });
+      ]);
+      if (inList) {
+        items.push([
+          `guard:${email.id}`,
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...emailKeys.listAddress(accountId, target.listId, email.email), email_id: email.id },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ]);
+      }
     }
+    let failed: string[];
+    try {
+      failed = await transactNamed(items);
+    } catch (error) {
+      // Another writer held one of these items (the same address, the balance) past the retries: back off, try again.
+      if (!cancellationCodes(error)?.includes('TransactionConflict') || ++conflicts > MAX_CONFLICTS) throw error;
+      await backoff(conflicts + 2);
+      continue;
+    }
+    if (failed.length === 0) {
+      if (metered && !awaiting) credits.left! -= slots.length;
+      return { emails, duplicates, outbox: outbox.item };
+    }
+    if (failed.includes('debit')) credits.left = await creditBalance(accountId);
+    const taken = new Set(failed.filter((name) => name.startsWith('guard:')).map((name) => Number(name.slice(6))));
+    for (const slot of slots.filter((s) => taken.has(s.id))) duplicates.push(slot.address.toLowerCase());
+    slots = slots.filter((s) => !taken.has(s.id));
+    if (failed.some((name) => name.startsWith('email:') || name === 'outbox')) throw new Error('a fresh id or outbox already exists');
   }
-  if (items.length) await transactWrite({ TransactItems: items });
-  return { emails, duplicates, outbox: outbox.item };
-}
-
-async function addressesInList(accountId: string, listId: number, addresses: string[]): Promise<Set<string>> {
-  if (addresses.length === 0) return new Set();
-  const keys = [...new Set(addresses.map((a) => a.toLowerCase()))].map((a) => emailKeys.listAddress(accountId, listId, a));
-  const found = new Set<string>();
-  for (const item of await batchGet(keys, true)) found.add((item.pk as string).split('#ADDR#')[1]!);
-  return found;
+  throw new Error('storing a chunk did not settle');
 }
 
 async function addRejected(accountId: string, listId: number, rejected: number) {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: emailKeys.list(accountId, listId),
-      UpdateExpression: 'ADD rejected_count :n',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':n': rejected },
-    }),
-  );
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: emailKeys.list(accountId, listId),
+        UpdateExpression: 'ADD rejected_count :n',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':n': rejected },
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw new ListGoneError();
+    throw error;
+  }
 }
 
 export async function getEmail(accountId: string, id: number): Promise<EmailRecord | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: emailKeys.email(accountId, id), ConsistentRead: true }));
   return out.Item ? toEmailRecord(out.Item) : undefined;
+}
+
+export async function getEmails(accountId: string, ids: number[]): Promise<EmailRecord[]> {
+  return (await batchGet(ids.map((id) => emailKeys.email(accountId, id)), true)).map(toEmailRecord);
 }
 
 /** One page of a collection; 'missing' when the target is a list that does not exist, undefined when the page is out of range. */
@@ -202,49 +238,47 @@ export async function listEmailsPage(
   const collection = await readCollection(key);
   // A list is its own page index, so this one read also tells whether it exists.
   if (target.kind === 'list' && !collection.item) return 'missing';
-  const position = locatePage(collection, page);
+  const position = await locatePage(collection, page);
   if (!position) return undefined;
   return { emails: (await readPage(key.pk, position)).map(toEmailRecord), position };
 }
+
+export type Outcome = { status: 'completed'; result: EmailRecord['result'] } | { status: 'error'; listError?: boolean };
+
+/** The email leaves pending/processing (and the recovery index); only from an unfinished, released state. */
+const finishUpdate = (email: EmailRecord, outcome: Outcome) => ({
+  TableName: tableName(),
+  Key: emailKeys.email(email.account_id, email.id),
+  UpdateExpression: 'SET #status = :status, #result = :result REMOVE gsi2pk, gsi2sk',
+  ConditionExpression: '#status IN (:pending, :processing) AND awaiting = :false',
+  ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+  ExpressionAttributeValues: {
+    ':status': outcome.status,
+    ':result': outcome.status === 'completed' ? outcome.result : null,
+    ':pending': 'pending',
+    ':processing': 'processing',
+    ':false': false,
+  },
+});
+
+const listFinished = (accountId: string, listId: number, count: number, listError: boolean) => ({
+  TableName: tableName(),
+  Key: emailKeys.list(accountId, listId),
+  UpdateExpression: `ADD pending_count :minus${listError ? ' SET has_error = :true' : ''}`,
+  ConditionExpression: 'attribute_exists(pk)',
+  ExpressionAttributeValues: { ':minus': -count, ...(listError ? { ':true': true } : {}) },
+});
 
 /**
  * Records a validation's end exactly once: the email leaves pending or
  * processing, and its list's pending counter drops, in one transaction. A
  * redelivered message finds the email already finished and changes nothing.
  */
-export async function finishEmail(
-  email: EmailRecord,
-  outcome: { status: 'completed'; result: EmailRecord['result'] } | { status: 'error'; listError?: boolean },
-): Promise<boolean> {
-  const items: TransactItems = [
-    {
-      Update: {
-        TableName: tableName(),
-        Key: emailKeys.email(email.account_id, email.id),
-        UpdateExpression: 'SET #status = :status, #result = :result',
-        ConditionExpression: '#status IN (:pending, :processing) AND awaiting = :false',
-        ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-        ExpressionAttributeValues: {
-          ':status': outcome.status,
-          ':result': outcome.status === 'completed' ? outcome.result : null,
-          ':pending': 'pending',
-          ':processing': 'processing',
-          ':false': false,
-        },
-      },
-    },
-  ];
+export async function finishEmail(email: EmailRecord, outcome: Outcome): Promise<boolean> {
+  const items: TransactItems = [{ Update: finishUpdate(email, outcome) }];
   if (email.email_list_id !== null) {
     const listError = outcome.status === 'error' && outcome.listError === true;
-    items.push({
-      Update: {
-        TableName: tableName(),
-        Key: emailKeys.list(email.account_id, email.email_list_id),
-        UpdateExpression: `ADD pending_count :minus${listError ? ' SET has_error = :true' : ''}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':minus': -1, ...(listError ? { ':true': true } : {}) },
-      },
-    });
+    items.push({ Update: listFinished(email.account_id, email.email_list_id, 1, listError) });
   }
   try {
     await transactWrite({ TransactItems: items });
@@ -255,78 +289,157 @@ export async function finishEmail(
   }
 }
 
-/** Marks an email as being worked on (visible as `processing`); harmless if it already is. */
-export async function markProcessing(email: EmailRecord): Promise<void> {
+/**
+ * Finishes several emails of one list (or standalone) in one transaction,
+ * with one counter change; if any of them was finished meanwhile (a
+ * redelivery), each is finished on its own instead. Returns those finished here.
+ */
+export async function finishEmails(done: { email: EmailRecord; outcome: Outcome }[]): Promise<EmailRecord[]> {
+  if (done.length === 0) return [];
+  const listId = done[0]!.email.email_list_id;
+  const sameList = done.every((d) => d.email.email_list_id === listId && d.outcome.status === 'completed');
+  if (done.length > 1 && sameList && done.length < MAX_ITEMS) {
+    const items: TransactItems = done.map((d) => ({ Update: finishUpdate(d.email, d.outcome) }));
+    if (listId !== null) items.push({ Update: listFinished(done[0]!.email.account_id, listId, done.length, false) });
+    try {
+      await transactWrite({ TransactItems: items });
+      return done.map((d) => d.email);
+    } catch (error) {
+      if (!cancellationCodes(error)?.includes('ConditionalCheckFailed')) throw error;
+    }
+  }
+  const finished = await Promise.all(done.map(async (d) => ((await finishEmail(d.email, d.outcome)) ? d.email : undefined)));
+  return finished.filter((e): e is EmailRecord => e !== undefined);
+}
+
+/** Marks emails as being worked on (visible as `processing`); those already past pending stay as they are. */
+export async function markProcessing(emails: EmailRecord[]): Promise<void> {
+  await Promise.all(
+    emails
+      .filter((e) => e.status === 'pending')
+      .map(async (email) => {
+        try {
+          await db().send(
+            new UpdateCommand({
+              TableName: tableName(),
+              Key: emailKeys.email(email.account_id, email.id),
+              UpdateExpression: 'SET #status = :processing',
+              ConditionExpression: '#status = :pending',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':processing': 'processing', ':pending': 'pending' },
+            }),
+          );
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error;
+        }
+      }),
+  );
+}
+
+/** Deletes an email and takes it out of its collection's counts; false when it did not exist. */
+export async function deleteEmail(accountId: string, id: number): Promise<boolean> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const email = await getEmail(accountId, id);
+    if (!email) return false;
+    const target: EmailTarget = email.email_list_id === null ? { kind: 'account' } : { kind: 'list', listId: email.email_list_id };
+    const key = collectionKey(accountId, target);
+    const unfinished = email.status === 'pending' || email.status === 'processing';
+    const counters: Record<string, number> =
+      target.kind === 'list' && unfinished ? { [email.awaiting ? 'awaiting_count' : 'pending_count']: -1 } : {};
+    const items: NamedItems = [
+      [
+        'email',
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: emailKeys.email(accountId, id),
+            // The worker may finish it meanwhile: then the counters to touch differ, so read again.
+            ConditionExpression: '#status = :status AND awaiting = :awaiting',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':status': email.status, ':awaiting': email.awaiting },
+          },
+        },
+      ],
+      // Never re-create a list that was deleted meanwhile: its emails are already gone for readers.
+      ...deltaUpdates(key, membershipDeltas([email.seq], -1, counters), target.kind === 'list' ? 'attribute_exists(pk)' : undefined).map(
+        (item, i): NamedItems[number] => [i === 0 ? 'collection' : `block:${i}`, item],
+      ),
+    ];
+    if (target.kind === 'list') {
+      items.push(['guard', { Delete: { TableName: tableName(), Key: emailKeys.listAddress(accountId, target.listId, email.email) } }]);
+    }
+    const failed = await transactNamed(items);
+    if (failed.includes('collection')) return false;
+    if (failed.length === 0) {
+      await compact(key, email.seq);
+      return true;
+    }
+  }
+  throw new Error(`email ${id} kept changing while being deleted`);
+}
+
+/** One batch of a deleted list's keys to purge: emails, their address guards, then the page index's block items. */
+export async function listEmailKeys(accountId: string, listId: number, limit: number): Promise<Key[]> {
+  const collectionPk = emailKeys.list(accountId, listId).pk;
+  const query = async (partition: string) =>
+    (
+      await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': partition },
+          Limit: limit,
+        }),
+      )
+    ).Items ?? [];
+  const members = await query(emailKeys.membersPartition(collectionPk));
+  if (members.length) {
+    return members.flatMap((item) => [
+      { pk: item.pk as string, sk: item.sk as string },
+      emailKeys.listAddress(accountId, listId, item.email as string),
+    ]);
+  }
+  return (await query(emailKeys.blocksPartition(collectionPk))).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+}
+
+/** Unfinished emails whose due time has passed: the recovery pass's work, oldest first, per index partition. */
+export async function dueEmails(beforeMs: number, limit: number): Promise<EmailRecord[]> {
+  const shards = await Promise.all(
+    emailKeys.duePartitions().map(async (partition) => {
+      const out = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+          ExpressionAttributeValues: { ':pk': partition, ':before': emailKeys.due(0, beforeMs).gsi2sk },
+          Limit: limit,
+        }),
+      );
+      return (out.Items ?? []).map(toEmailRecord);
+    }),
+  );
+  return shards.flat();
+}
+
+/** Moves an unfinished email's due time on, once its work is queued again; false when it finished meanwhile. */
+export async function postponeDue(email: EmailRecord, dueMs: number): Promise<boolean> {
   try {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: emailKeys.email(email.account_id, email.id),
-        UpdateExpression: 'SET #status = :processing',
-        ConditionExpression: '#status = :pending',
+        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+        ConditionExpression: '#status IN (:pending, :processing) AND awaiting = :false',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':processing': 'processing', ':pending': 'pending' },
+        ExpressionAttributeValues: { ...prefixed(emailKeys.due(email.id, dueMs)), ':pending': 'pending', ':processing': 'processing', ':false': false },
       }),
     );
+    return true;
   } catch (error) {
-    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    if (isConditionFailure(error)) return false;
+    throw error;
   }
 }
 
-/** Deletes an email and takes it out of its collection's counts; false when it did not exist. */
-export async function deleteEmail(accountId: string, id: number): Promise<boolean> {
-  for (let attempt = 0; ; attempt++) {
-    const email = await getEmail(accountId, id);
-    if (!email) return false;
-    const target: EmailTarget = email.email_list_id === null ? { kind: 'account' } : { kind: 'list', listId: email.email_list_id };
-    const parts = emptyUpdate();
-    removeMember(email.seq, parts);
-    const unfinished = email.status === 'pending' || email.status === 'processing';
-    if (target.kind === 'list') {
-      // Never recreate a list that was deleted meanwhile: its emails are already gone for readers.
-      parts.conditions.push('attribute_exists(pk)');
-      if (unfinished) parts.add.push(email.awaiting ? 'awaiting_count :minus_one' : 'pending_count :minus_one');
-    }
-    const items: TransactItems = [
-      {
-        Delete: {
-          TableName: tableName(),
-          Key: emailKeys.email(accountId, id),
-          // The worker may finish it meanwhile: then the counters to touch differ, so retry.
-          ConditionExpression: '#status = :status AND awaiting = :awaiting',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':status': email.status, ':awaiting': email.awaiting },
-        },
-      },
-      { Update: collectionUpdate(collectionKey(accountId, target), parts) },
-    ];
-    if (target.kind === 'list') {
-      items.push({ Delete: { TableName: tableName(), Key: emailKeys.listAddress(accountId, target.listId, email.email) } });
-    }
-    try {
-      await transactWrite({ TransactItems: items });
-      return true;
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[1] === 'ConditionalCheckFailed' && target.kind === 'list') return false;
-      if (!codes?.includes('ConditionalCheckFailed') || attempt >= MAX_ATTEMPTS) throw error;
-    }
-  }
-}
-
-/** One batch of a deleted list's email and address-guard keys, for purging. */
-export async function listEmailKeys(accountId: string, listId: number, limit: number): Promise<Key[]> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': emailKeys.membersPartition(emailKeys.list(accountId, listId).pk) },
-      Limit: limit,
-    }),
-  );
-  return (out.Items ?? []).flatMap((item) => [
-    { pk: item.pk as string, sk: item.sk as string },
-    emailKeys.listAddress(accountId, listId, item.email as string),
-  ]);
-}
+const prefixed = (due: { gsi2pk: string; gsi2sk: string }) => ({ ':pk': due.gsi2pk, ':sk': due.gsi2sk });

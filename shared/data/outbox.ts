@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailure } from '#shared/data/errors';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys, pad } from '#shared/db/keys';
+import { newDeltaToken, type Deltas, type Key } from '#shared/data/collections';
 
 /**
- * The transactional outbox: the same transaction that stores emails stores
- * one outbox item naming them. It is deleted once the work is on the queue;
- * one left behind (a crash between the two) is re-sent by the sweeper. An
+ * The transactional outbox: the same transaction that stores emails (or a
+ * list) stores one outbox item naming the work for the queue and the counts
+ * the collection still has to take in. It is deleted once both are done;
+ * one left behind (a crash in between) is finished by the sweeper. An
  * outbox "awaiting" credits sits in its own index until credits arrive.
  */
 export interface OutboxItem {
@@ -15,12 +18,35 @@ export interface OutboxItem {
   email_ids: number[];
   created_at_ms: number;
   awaiting: boolean;
+  /** Counts for the collection, applied exactly once under `token`; absent once applied. */
+  collection: Key;
+  collection_must_exist: boolean;
+  token: string;
+  deltas?: Deltas;
 }
 
-export function outboxPut(accountId: string, emailIds: number[], awaiting: boolean) {
+export interface OutboxInput {
+  emailIds: number[];
+  awaiting: boolean;
+  collection: Key;
+  mustExist: boolean;
+  deltas: Deltas;
+}
+
+export function outboxPut(accountId: string, input: OutboxInput) {
   const now = Date.now();
-  const item: OutboxItem = { account_id: accountId, outbox_id: randomUUID(), email_ids: emailIds, created_at_ms: now, awaiting };
-  const index = awaiting
+  const item: OutboxItem = {
+    account_id: accountId,
+    outbox_id: randomUUID(),
+    email_ids: input.emailIds,
+    created_at_ms: now,
+    awaiting: input.awaiting,
+    collection: input.collection,
+    collection_must_exist: input.mustExist,
+    token: newDeltaToken(),
+    deltas: input.deltas,
+  };
+  const index = input.awaiting
     ? { ...emailKeys.outboxAwaiting(accountId, now), gsi1pk: emailKeys.outboxAwaitingAll, gsi1sk: pad(now) }
     : emailKeys.outboxReady(item.outbox_id, now);
   return {
@@ -33,12 +59,32 @@ export async function deleteOutbox(item: OutboxItem): Promise<void> {
   await db().send(new DeleteCommand({ TableName: tableName(), Key: emailKeys.outbox(item.account_id, item.outbox_id) }));
 }
 
+/** A held outbox keeps its work but no longer its counts, once they are applied. */
+export async function dropOutboxDeltas(item: OutboxItem): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: emailKeys.outbox(item.account_id, item.outbox_id),
+        UpdateExpression: 'REMOVE deltas',
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
 const toOutbox = (i: Record<string, unknown>): OutboxItem => ({
   account_id: i.account_id as string,
   outbox_id: i.outbox_id as string,
   email_ids: (i.email_ids as number[]).map(Number),
   created_at_ms: Number(i.created_at_ms),
   awaiting: i.awaiting === true,
+  collection: i.collection as Key,
+  collection_must_exist: i.collection_must_exist === true,
+  token: i.token as string,
+  ...(i.deltas ? { deltas: i.deltas as Deltas } : {}),
 });
 
 async function queryIndex(index: 'gsi1' | 'gsi2', partition: string, beforeMs: number, limit: number) {

@@ -7,6 +7,9 @@ type Key = { pk: string; sk: string };
 const chunks = <T>(list: T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, i * size + size));
 
+/** Unprocessed keys are retried with backoff this many times before the call fails. */
+const MAX_BATCH_ATTEMPTS = 8;
+
 /** BatchGet of any number of keys, retrying unprocessed keys. */
 export async function batchGet(keyList: Key[], consistent = false): Promise<Record<string, unknown>[]> {
   const unique = [...new Map(keyList.map((k) => [`${k.pk}|${k.sk}`, k])).values()];
@@ -14,6 +17,7 @@ export async function batchGet(keyList: Key[], consistent = false): Promise<Reco
   for (const chunk of chunks(unique, 100)) {
     let pending: Key[] = chunk;
     for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= MAX_BATCH_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
       if (attempt > 0) await backoff(attempt);
       const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: consistent } } }));
       found.push(...(out.Responses?.[tableName()] ?? []));
@@ -28,6 +32,7 @@ export async function batchDelete(keyList: Key[]): Promise<void> {
   for (const chunk of chunks(keyList, 25)) {
     let pending = chunk.map((Key) => ({ DeleteRequest: { Key } }));
     for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= MAX_BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed`);
       if (attempt > 0) await backoff(attempt);
       const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
       pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
@@ -56,5 +61,23 @@ export async function transactWrite(input: TransactWriteCommandInput): Promise<v
   }
 }
 
-const backoff = (attempt: number) =>
+/** Transaction items addressed by name, so a cancellation's reasons never depend on their order. */
+export type NamedItems = [name: string, item: TransactItems[number]][];
+
+/**
+ * Runs a transaction (conflicts retried as above). Resolves to the names of
+ * the items whose condition failed, empty when it committed.
+ */
+export async function transactNamed(items: NamedItems): Promise<string[]> {
+  try {
+    await transactWrite({ TransactItems: items.map(([, item]) => item) });
+    return [];
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (!codes?.includes('ConditionalCheckFailed')) throw error;
+    return items.filter((_, i) => codes[i] === 'ConditionalCheckFailed').map(([name]) => name);
+  }
+}
+
+export const backoff = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt) * Math.random()));

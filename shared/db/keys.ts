@@ -49,7 +49,7 @@ export const keys = {
 
   /** A deletion whose children (messages, emails) are still being purged; gsi2 lets the sweeper finish it. */
   purge: (accountId: string, parent: string) => ({ pk: `${acc(accountId)}#PURGE#${parent}`, sk: 'PURGE' }),
-  purgePending: (createdAtMs: number) => ({ gsi2pk: 'PURGE#PENDING', gsi2sk: String(createdAtMs).padStart(15, '0') }),
+  purgePending: (createdAtMs: number) => ({ gsi2pk: 'PURGE#PENDING', gsi2sk: pad(createdAtMs) }),
   purgePendingPartition: 'PURGE#PENDING',
 } as const;
 
@@ -63,25 +63,33 @@ export function withoutKeys<T extends Record<string, unknown>>(item: T) {
  * Email validation entities. Ids are numbers (see shared/data/numeric-ids.ts);
  * sequence numbers are zero-padded so they sort as strings.
  */
-export const pad = (n: number) => String(n).padStart(12, '0');
+export const pad = (n: number) => String(n).padStart(15, '0');
 
 export const OUTBOX_SHARDS = 8;
 const outboxShard = (outboxId: string) => parseInt(outboxId.slice(0, 2), 16) % OUTBOX_SHARDS;
+/** Unfinished emails spread over this many index partitions, by id. */
+export const DUE_SHARDS = 8;
 
 export const emailKeys = {
-  /** Global: hands each Lambda container a distinct id-generator slot. */
-  workerCounter: () => ({ pk: 'COUNTER#ID_WORKER', sk: 'COUNTER' }),
-  /** A leased id-generator slot: while its lease runs, no other container uses the slot. */
-  idSlot: (slot: number) => ({ pk: `IDSLOT#${slot}`, sk: 'SLOT' }),
+  /** Global: hands out blocks of ids, one atomic ADD per block (hi/lo). */
+  idBlocks: () => ({ pk: 'COUNTER#EMAIL_IDS', sk: 'COUNTER' }),
   /** Page index of the account's standalone emails and of its lists. */
   accountEmails: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#EMAILS`, sk: 'COLL' }),
   accountLists: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#LISTS`, sk: 'COLL' }),
   /** A list is also the page index of its own emails. */
   list: (accountId: string, listId: number) => ({ pk: `${acc(accountId)}#LIST#${listId}`, sk: 'LIST' }),
   email: (accountId: string, emailId: number) => ({ pk: `${acc(accountId)}#EMAIL#${emailId}`, sk: 'EMAIL' }),
+  /** Second level of a collection's page index: live members per bucket, for one block of sequence numbers. */
+  block: (collectionPk: string, block: number) => ({ pk: `${collectionPk}#BLOCK#${block}`, sk: 'BLOCK' }),
+  /** gsi1: a collection's block items, so a purge finds them. */
+  blockIndex: (collectionPk: string, block: number) => ({ gsi1pk: `${collectionPk}#BLOCKS`, gsi1sk: pad(block) }),
+  blocksPartition: (collectionPk: string) => `${collectionPk}#BLOCKS`,
   /** gsi1: members of a collection in sequence order (page-number pagination). */
   member: (collectionPk: string, seq: number) => ({ gsi1pk: `${collectionPk}#MEMBERS`, gsi1sk: pad(seq) }),
   membersPartition: (collectionPk: string) => `${collectionPk}#MEMBERS`,
+  /** gsi2: an unfinished email, by the time after which the recovery pass re-enqueues it. */
+  due: (emailId: number, dueMs: number) => ({ gsi2pk: `EMAIL#DUE#${emailId % DUE_SHARDS}`, gsi2sk: pad(dueMs) }),
+  duePartitions: () => Array.from({ length: DUE_SHARDS }, (_, shard) => `EMAIL#DUE#${shard}`),
   /** One item per address in a list: makes "already in the list" an atomic check. */
   listAddress: (accountId: string, listId: number, address: string) => ({
     pk: `${acc(accountId)}#LIST#${listId}#ADDR#${address.toLowerCase()}`,

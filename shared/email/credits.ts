@@ -1,11 +1,16 @@
-import { batchGet, transactWrite, type TransactItems } from '#shared/db/batch';
+import { transactWrite, type TransactItems } from '#shared/db/batch';
 import { tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
-import { toEmailRecord } from '#shared/data/emails';
+import { DUE_AFTER_MS, getEmails } from '#shared/data/emails';
 import { cancellationCodes } from '#shared/data/errors';
 import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
-import { dispatchOutbox } from '#shared/email/work';
+import { enqueueValidation, settleOutboxes } from '#shared/email/work';
+
+const dueValues = (emailId: number) => {
+  const due = emailKeys.due(emailId, Date.now() + DUE_AFTER_MS);
+  return { ':due_pk': due.gsi2pk, ':due_sk': due.gsi2sk };
+};
 
 /**
  * Work held back for lack of credits resumes, oldest first, as far as the
@@ -23,8 +28,9 @@ export async function resumeAwaiting(accountId: string): Promise<number> {
 }
 
 async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skipped'> {
-  const found = await batchGet(outbox.email_ids.map((id) => emailKeys.email(outbox.account_id, id)), true);
-  const emails = found.map(toEmailRecord).filter((e) => e.awaiting);
+  // Its counts first, if the request that stored it did not get that far.
+  if (outbox.deltas) await settleOutboxes(outbox.collection, outbox.collection_must_exist, [outbox]);
+  const emails = (await getEmails(outbox.account_id, outbox.email_ids)).filter((e) => e.awaiting);
   if (emails.length === 0) {
     await deleteOutbox(outbox); // everything it held was deleted meanwhile
     return 'skipped';
@@ -39,9 +45,10 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
       Update: {
         TableName: tableName(),
         Key: emailKeys.email(email.account_id, email.id),
-        UpdateExpression: 'SET awaiting = :false',
+        // Released work joins the recovery index like any other unfinished email.
+        UpdateExpression: 'SET awaiting = :false, gsi2pk = :due_pk, gsi2sk = :due_sk',
         ConditionExpression: 'awaiting = :true',
-        ExpressionAttributeValues: { ':false': false, ':true': true },
+        ExpressionAttributeValues: { ':false': false, ':true': true, ...dueValues(email.id) },
       },
     });
   }
@@ -64,7 +71,8 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
     if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return 'skipped';
     throw error;
   }
-  await dispatchOutbox({ ...outbox, awaiting: false }, emails.map((e) => e.id));
+  await enqueueValidation(outbox.account_id, emails.map((e) => e.id));
+  await deleteOutbox(outbox);
   return 'released';
 }
 

@@ -5,7 +5,7 @@ import { badRequest, notFound } from '#shared/http/errors';
 import { classifyEntries } from '#shared/email/batch';
 import { presentEmail } from '#shared/email/present';
 import { validateEmail } from '#shared/email/validator/index';
-import { dispatchOutbox } from '#shared/email/work';
+import { settleOutboxes } from '#shared/email/work';
 import { logger, describeError } from '#shared/util/logger';
 
 /**
@@ -26,11 +26,10 @@ export async function createEmails(who: Principal, entries: unknown[], deadline:
       return (await finishEmail(email, { status: 'completed', result })) ? { ...email, status: 'completed', result } : email;
     }),
   );
-  for (const chunk of chunks) {
-    if (chunk.outbox.awaiting) continue;
-    const left = finished.filter((e) => chunk.outbox.email_ids.includes(e.id) && e.status !== 'completed').map((e) => e.id);
-    await dispatchOutbox(chunk.outbox, left).catch((error) =>
-      logger.warn('queueing deferred; the sweeper will send it', describeError(error)),
+  if (chunks.length) {
+    const unfinished = new Set(finished.filter((e) => e.status !== 'completed').map((e) => e.id));
+    await settleOutboxes(chunks[0]!.outbox.collection, false, chunks.map((c) => c.outbox), unfinished).catch((error) =>
+      logger.warn('settling deferred; the sweeper will finish it', describeError(error)),
     );
   }
   const byAddress = accepted.map((a, i) => [a.index, presentEmail(finished[i]!)] as const);

@@ -1,17 +1,23 @@
 import type { Principal } from '#shared/data/tokens';
-import { createEmailList, deleteEmailList, getEmailList, listEmailLists } from '#shared/data/email-lists';
+import { createEmailList, deleteEmailList, getEmailList, listEmailLists, toEmailList } from '#shared/data/email-lists';
+import { emailKeys } from '#shared/db/keys';
 import { ListGoneError, listEmailsPage, storeEmails } from '#shared/data/emails';
 import { notFound } from '#shared/http/errors';
 import { classifyEntries } from '#shared/email/batch';
 import { mergeEntries, pageOutOfRange } from '#shared/email/emails';
 import { presentEmail, rejectedEntry } from '#shared/email/present';
-import { dispatchOutbox } from '#shared/email/work';
+import { settleOutboxes } from '#shared/email/work';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
 import { describeError, logger } from '#shared/util/logger';
 
-export const createList = (who: Principal, input: { name: string; description?: string }) =>
-  createEmailList(who.accountId, input);
+export async function createList(who: Principal, input: { name: string; description?: string }) {
+  const { list, outbox } = await createEmailList(who.accountId, input);
+  await settleOutboxes(outbox.collection, false, [outbox]).catch((error) =>
+    logger.warn('settling deferred; the sweeper will finish it', describeError(error)),
+  );
+  return list;
+}
 
 export async function getList(who: Principal, id: number | undefined) {
   const list = id === undefined ? undefined : await getEmailList(who.accountId, id);
@@ -38,13 +44,14 @@ export async function listListEmails(who: Principal, id: number | undefined, pag
  * queued (or held, when the account's credits cannot cover them).
  */
 export async function addToList(who: Principal, id: number | undefined, entries: unknown[]) {
-  const list = await getList(who, id);
+  if (id === undefined) throw notFound('email list', '', 'id');
   const { accepted, errors } = classifyEntries(entries, true);
+  const gone = () => notFound('email list', String(id), 'id');
   let chunks;
   try {
-    chunks = await storeEmails(who.accountId, { kind: 'list', listId: list.id }, accepted.map((a) => a.address), errors.size);
+    chunks = await storeEmails(who.accountId, { kind: 'list', listId: id }, accepted.map((a) => a.address), errors.size);
   } catch (error) {
-    if (error instanceof ListGoneError) throw notFound('email list', String(id), 'id');
+    if (error instanceof ListGoneError) throw gone();
     throw error;
   }
   const duplicates = new Set(chunks.flatMap((c) => c.duplicates));
@@ -55,11 +62,16 @@ export async function addToList(who: Principal, id: number | undefined, entries:
     if (email) emails.set(index, presentEmail(email));
     else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
   }
-  for (const chunk of chunks) {
-    if (chunk.outbox.awaiting || chunk.emails.length === 0) continue;
-    await dispatchOutbox(chunk.outbox).catch((error) => logger.warn('queueing deferred; the sweeper will send it', describeError(error)));
+  const key = emailKeys.list(who.accountId, id);
+  let item: Record<string, unknown> | 'gone' | undefined;
+  try {
+    item = await settleOutboxes(key, true, chunks.map((c) => c.outbox));
+  } catch (error) {
+    logger.warn('settling deferred; the sweeper will finish it', describeError(error));
   }
-  return { list: await getList(who, list.id), entries: mergeEntries(entries.length, errors, emails) };
+  const list = item === undefined ? await getEmailList(who.accountId, id) : item === 'gone' ? undefined : toEmailList(item);
+  if (!list) throw gone();
+  return { list, entries: mergeEntries(entries.length, errors, emails) };
 }
 
 /** Gone for readers at once; its emails are purged now and, if many, continued from the queue. */

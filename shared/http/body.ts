@@ -12,6 +12,24 @@ export const parseForm = (text: string) =>
 
 export type MediaType = 'json' | 'form';
 
+/**
+ * No valid request nests this deep; a body that does is refused before any
+ * work, since echoing or hashing it would recurse once per level.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** Iterative, so a hostile depth cannot exhaust the stack here either. */
+export function depthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 export function parseBody(
   raw: string | null | undefined,
   isBase64: boolean,
@@ -35,6 +53,9 @@ export function parseBody(
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw badRequest('Request body must be a JSON object', undefined, 'invalid_json');
+    }
+    if (depthExceeds(parsed, MAX_JSON_DEPTH)) {
+      throw badRequest(`Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep`, undefined, 'invalid_json');
     }
     return parsed as Record<string, unknown>;
   }
