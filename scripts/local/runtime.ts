@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { resetConfig } from '#shared/config';
 import { resetDb } from '#shared/db/client';
+import { recoverAfterRestart } from '#shared/email/recovery';
 import { deadLetterUrlEnv, queueUrlEnv } from '#shared/queues';
 import { schedules, workers } from '#shared/routes';
 import { invoke } from './lambda.ts';
@@ -121,6 +122,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (options.workers !== false) {
       stops.push(startWorkers(backends.env).stop);
       stops.push(startSchedules().stop);
+      // The local queue starts empty: work it held before a stop or a crash is queued again from the table.
+      await recoverAfterRestart();
     }
     let chat: RunningApi | undefined;
     if (options.chatPort !== null) {

@@ -306,5 +306,44 @@ describe('npm start and the admin command line', () => {
     expect(noTarget.code).toBe(1);
     expect(noTarget.json.error.message).toMatch(/npm start/);
   });
+
+  it(
+    'finishes a list with exact counts after being killed mid-validation and started again',
+    { timeout: 2 * READY_TIMEOUT_MS + 120_000 },
+    async () => {
+      // Given a list of 2,000 addresses being validated
+      const before = await startStack();
+      const { EMAIL_BASE_URL: base, DEMO_TOKEN: token } = before.vars;
+      const list = (await call(base!, 'POST', '/api/v1/emailList', token!, undefined, { name: 'crash' })).body;
+      const domains = ['example.com', 'gmail.com', 'agency.gov', 'aonly.test'];
+      for (let r = 0; r < 20; r++) {
+        const emails = Array.from({ length: 100 }, (_, i) => `u${r * 100 + i}@${domains[i % domains.length]}`);
+        const added = await call(base!, 'POST', `/api/v1/emailList/${list.id}/emails`, token!, undefined, { emails });
+        expect(added.status).toBe(200);
+      }
+      const midway = (await call(base!, 'GET', `/api/v1/emailList/${list.id}`, token!)).body;
+      expect(midway).toMatchObject({ status: 'processing', email_count: 2000 });
+
+      // When the whole runtime is killed (its in-memory queue dies with it) and started again on the same data
+      killGroup(before.proc);
+      await before.exited;
+      stackGroups.delete(before.proc);
+      const after = await startStack();
+
+      // Then the list completes with exact counts, every email validated
+      let current = midway;
+      for (const until = Date.now() + 120_000; current.status !== 'completed' && Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, 500));
+        current = (await call(after.vars.EMAIL_BASE_URL!, 'GET', `/api/v1/emailList/${list.id}`, token!)).body;
+      }
+      expect(current).toMatchObject({ status: 'completed', email_count: 2000, rejected_count: 0 });
+      const lastPage = await call(after.vars.EMAIL_BASE_URL!, 'GET', `/api/v1/emailList/${list.id}/emails?page=20`, token!);
+      expect(lastPage.body).toMatchObject({ page: 20, totalPages: 20 });
+      expect(lastPage.body.emails.map((e: { status: string }) => e.status)).toEqual(Array(100).fill('completed'));
+
+      process.kill(-after.proc.pid!, 'SIGINT');
+      await expectStopped(after);
+    },
+  );
 });
 

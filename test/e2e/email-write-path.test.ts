@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addCredits, creditBalance } from '#shared/data/accounts';
+import { aTenant, type Tenant } from '../steps/given.ts';
+import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { apiClient, transports, type ApiClient } from '../steps/when.ts';
+
+/** The email write path under what real clients do: bursts on one list, retries, hostile bodies. Over real sockets, or a deployed stack. */
+const transport = transports('email').at(-1)!;
+
+describe(`email write path over ${transport}`, () => {
+  let api: ApiClient;
+  let env: EmailEnv | undefined;
+  let t: Tenant;
+
+  beforeAll(async () => {
+    env = await emailEnv();
+    api = await apiClient('email', transport);
+    t = await aTenant();
+  });
+  afterAll(async () => {
+    await api.close();
+    await env?.stop();
+  });
+
+  const newList = async (tenant = t) => (await api.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'burst' } })).body;
+  const add = (id: number, emails: unknown[], headers: Record<string, string> = {}, tenant = t) =>
+    api.call('POST', `/api/v1/emailList/${id}/emails`, { token: tenant.token, json: { emails }, headers });
+  const getList = async (id: number, tenant = t) => (await api.call('GET', `/api/v1/emailList/${id}`, { token: tenant.token })).body;
+  const completed = (id: number, tenant = t) =>
+    eventually(async () => {
+      const list = await getList(id, tenant);
+      return list.status === 'completed' && list;
+    }, 120_000);
+  const domains = ['example.com', 'gmail.com', 'agency.gov', 'aonly.test'];
+
+  it('takes 50 concurrent adds of 100 addresses to one list without an error, and counts exactly 5,000', { timeout: 180_000 }, async () => {
+    // Given one list
+    const list = await newList();
+    // When 50 clients add 100 distinct addresses each, all at once
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, r) =>
+        add(list.id, Array.from({ length: 100 }, (_, i) => `b${r}-${i}@${domains[i % domains.length]}`)),
+      ),
+    );
+    // Then every request succeeds and accepts all its addresses
+    expect(responses.map((res) => res.status)).toEqual(Array(50).fill(200));
+    expect(responses.every((res) => res.body.emails.every((e: { id?: number }) => typeof e.id === 'number'))).toBe(true);
+    // And the list ends completed with exact counts, on exactly 50 pages
+    expect(await completed(list.id)).toMatchObject({ email_count: 5000, rejected_count: 0 });
+    const last = await api.call('GET', `/api/v1/emailList/${list.id}/emails`, { token: t.token, query: { page: 50 } });
+    expect(last.body).toMatchObject({ page: 50, totalPages: 50 });
+    expect(last.body.emails).toHaveLength(100);
+    const ids = new Set(responses.flatMap((res) => res.body.emails.map((e: { id: number }) => e.id)));
+    expect(ids.size).toBe(5000);
+  });
+
+  it('accepts an address that concurrent requests share exactly once and rejects it as a duplicate in all the others', { timeout: 120_000 }, async () => {
+    // Given 10 requests that each carry the same 30 addresses and 20 of their own
+    const list = await newList();
+    const shared = Array.from({ length: 30 }, (_, i) => `Shared${i}@example.com`);
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, r) => add(list.id, [...shared.map((a) => (r % 2 ? a.toLowerCase() : a)), ...Array.from({ length: 20 }, (_, i) => `own${r}-${i}@gmail.com`)])),
+    );
+    expect(responses.map((res) => res.status)).toEqual(Array(10).fill(200));
+    // Then each shared address is accepted by one request and rejected as "duplicate" by the nine others
+    for (let i = 0; i < shared.length; i++) {
+      const answers = responses.map((res) => res.body.emails[i]);
+      expect(answers.filter((e) => typeof e.id === 'number')).toHaveLength(1);
+      expect(answers.filter((e) => e.error === 'duplicate')).toHaveLength(9);
+    }
+    // And the counts say so
+    expect(await completed(list.id)).toMatchObject({ email_count: 30 + 200, rejected_count: 9 * 30 });
+  });
+
+  describe('Idempotency-Key', () => {
+    it('replays a retried POST /api/v1/emails: one debit, one stored batch, the first answer', async () => {
+      const tenant = await aTenant();
+      await addCredits(tenant.accountId, 10);
+      const send = (emails: string[]) =>
+        api.call('POST', '/api/v1/emails', { token: tenant.token, json: { emails }, headers: { 'Idempotency-Key': 'batch-7' } });
+      const first = await send(['one@example.com', 'two@example.com']);
+      const retry = await send(['one@example.com', 'two@example.com']);
+      expect(first.status).toBe(201);
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toEqual(first.body);
+      expect(await creditBalance(tenant.accountId)).toBe(8);
+      const stored = await api.call('GET', '/api/v1/emails', { token: tenant.token });
+      expect(stored.body.emails).toHaveLength(2);
+      // The same key with other parameters is refused
+      const reused = await send(['three@example.com']);
+      expect(reused.status).toBe(422);
+      expect(reused.body.error.code).toBe('idempotency_key_reused');
+    });
+
+    it('replays a retried list add without storing, counting or debiting twice', async () => {
+      const tenant = await aTenant();
+      await addCredits(tenant.accountId, 10);
+      const list = await newList(tenant);
+      const emails = ['a@example.com', 'b@example.com', 'b@example.com', 'nope'];
+      const first = await add(list.id, emails, { 'Idempotency-Key': 'add-1' }, tenant);
+      const retry = await add(list.id, emails, { 'Idempotency-Key': 'add-1' }, tenant);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toEqual(first.body);
+      expect(await completed(list.id, tenant)).toMatchObject({ email_count: 2, rejected_count: 2 });
+      expect(await creditBalance(tenant.accountId)).toBe(8);
+      // The key belongs to this path: another list with the same key and body is a different request
+      const other = await newList(tenant);
+      expect((await add(other.id, emails, { 'Idempotency-Key': 'add-1' }, tenant)).status).toBe(422);
+    });
+  });
+
+  it('refuses a deeply nested entry with a 400 before storing or debiting anything', async () => {
+    const tenant = await aTenant();
+    await addCredits(tenant.accountId, 5);
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const res = await api.call('POST', '/api/v1/emails', {
+      token: tenant.token,
+      raw: { body: `{"emails":["ok@example.com",${deep}]}`, contentType: 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
+    expect((await api.call('GET', '/api/v1/emails', { token: tenant.token })).body.emails).toEqual([]);
+    expect(await creditBalance(tenant.accountId)).toBe(5);
+  });
+});
