@@ -1,0 +1,106 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyDeltas } from '#shared/data/collections';
+import { createEmailList, getEmailList, listStatus } from '#shared/data/email-lists';
+import { getEmail, storeEmails } from '#shared/data/emails';
+import { deleteOutbox } from '#shared/data/outbox';
+import { claimPurge, purgeRecordPut, unfinishedPurges } from '#shared/data/purges';
+import { transactWrite } from '#shared/db/batch';
+import { db, tableName } from '#shared/db/client';
+import { emailKeys, keys } from '#shared/db/keys';
+import { settleOutboxes } from '#shared/email/work';
+import { purge } from '#shared/purge';
+import { handler as deadLetters } from '#functions/workers/validation-dead-letters';
+import { recoverLostWork } from '#shared/email/recovery';
+import { aTenant, type Tenant } from '../steps/given.ts';
+import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+
+const record = (messageId: string, body: unknown) =>
+  ({ messageId, body: JSON.stringify(body), attributes: { ApproximateReceiveCount: '1' } }) as unknown as SQSEvent['Records'][number];
+
+/** Work stored and counted whose queue message was lost: the request's queue send never happened. */
+async function storedWithLostMessage(t: Tenant, listId: number, addresses: string[]) {
+  const chunks = await storeEmails(t.accountId, { kind: 'list', listId }, addresses, 0);
+  for (const c of chunks) {
+    await applyDeltas(c.outbox.collection, [{ token: c.outbox.token, deltas: c.outbox.deltas! }], true);
+    await deleteOutbox(c.outbox);
+  }
+  return chunks.flatMap((c) => c.emails);
+}
+
+async function newList(t: Tenant) {
+  const { list, outbox } = await createEmailList(t.accountId, { name: 'recovery' });
+  await settleOutboxes(outbox.collection, false, [outbox]);
+  return list;
+}
+
+describe('recovering lost validation work', () => {
+  let env: EmailEnv | undefined;
+  let t: Tenant;
+  beforeAll(async () => {
+    env = await emailEnv();
+    t = await aTenant();
+  });
+  afterAll(() => env?.stop());
+
+  it('re-queues unfinished emails once their due time has passed, and leaves the others alone', async () => {
+    // Given two emails whose message was lost, one of them past its due time
+    const list = await newList(t);
+    const [overdue, recent] = await storedWithLostMessage(t, list.id, ['lost1@example.com', 'lost2@example.com']);
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: emailKeys.email(t.accountId, overdue!.id),
+        UpdateExpression: 'SET gsi2sk = :past',
+        ExpressionAttributeValues: { ':past': emailKeys.due(overdue!.id, Date.now() - 1000).gsi2sk },
+      }),
+    );
+    // When the sweeper's recovery pass runs (stranded outboxes left to the files that strand them)
+    const pass = () => recoverLostWork({ strandedAfterMs: 24 * 60 * 60_000, dueBeforeMs: Date.now(), deadline: Date.now() + 10_000 });
+    const { requeued } = await pass();
+    // Then the overdue one is validated, the other still waits for its own due time
+    expect(requeued).toBeGreaterThanOrEqual(1);
+    await eventually(async () => (await getEmail(t.accountId, overdue!.id))?.status === 'completed');
+    expect((await getEmail(t.accountId, recent!.id))?.status).toBe('pending');
+    // And a second pass does not queue the overdue one again (it left the index when it finished)
+    expect((await pass()).requeued).toBe(0);
+  });
+
+  it('handles dead letters one by one: a failing record comes back alone, the others are done', async () => {
+    const list = await newList(t);
+    const emails = await storedWithLostMessage(t, list.id, ['dl1@example.com', 'dl2@example.com']);
+    const result = await deadLetters({
+      Records: [
+        record('good', { accountId: t.accountId, emailIds: emails.map((e) => e.id) }),
+        // An account id no key can hold: DynamoDB refuses the read.
+        record('bad', { accountId: 'x'.repeat(3000), emailIds: [1] }),
+      ],
+    });
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
+    const after = await getEmailList(t.accountId, list.id);
+    expect(listStatus(after!)).toBe('error');
+    expect(after).toMatchObject({ pending_count: 0, email_count: 2 });
+  });
+});
+
+describe('purge chains', () => {
+  it('let one chain at a time work on a purge, and the sweeper leaves a held purge alone', async () => {
+    const t = await aTenant();
+    const list = await newList(t);
+    const job = { kind: 'purge-list', accountId: t.accountId, listId: list.id } as const;
+    // Given a purge on record, held by one chain
+    const past = Date.now() - 10 * 60_000;
+    const put = purgeRecordPut(job);
+    Object.assign(put.Put!.Item!, { created_at_ms: past, ...keys.purgePending(past) });
+    await transactWrite({ TransactItems: [put] });
+    expect(await claimPurge(job, 'chain-a')).toBe(true);
+    // Then a second chain (a duplicate message, a sweeper re-queue) finds it taken and does nothing
+    expect(await claimPurge(job, 'chain-b')).toBe(false);
+    expect(await purge({ ...job, chain: 'chain-b' }, Date.now() + 1000)).toBe('skipped');
+    // And the sweeper does not start a new chain while the lease runs
+    expect((await unfinishedPurges(Date.now())).some((j) => j.kind === 'purge-list' && j.listId === list.id)).toBe(false);
+    // While the holder itself carries on
+    expect(await claimPurge(job, 'chain-a')).toBe(true);
+  });
+});
