@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { listLookup, processEmails } from '#shared/email/processing';
+import { listLookup, recordOutcomes, validateJob } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
 import { queues } from '#shared/queues';
 import { describeError, logger } from '#shared/util/logger';
@@ -11,24 +11,31 @@ import { describeError, logger } from '#shared/util/logger';
  * recorded as `error`. Redeliveries are harmless: finished emails are skipped.
  */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  await Promise.all(
+  const failures = new Set<string>();
+  // Messages of one batch mostly share an account and a list: each list is looked up once.
+  const lookups = new Map<string, ReturnType<typeof listLookup>>();
+  const lookup = (accountId: string) => lookups.get(accountId) ?? lookups.set(accountId, listLookup(accountId)).get(accountId)!;
+  const validated = await Promise.all(
     event.Records.map(async (record) => {
       const job = parseValidationJob(record.body);
       if (!job) {
         logger.warn('dropping malformed validation job', { message_id: record.messageId });
-        return;
+        return [];
       }
       const lastAttempt = Number(record.attributes.ApproximateReceiveCount) >= queues.validation.maxReceiveCount;
       try {
-        if (!(await processEmails(job.accountId, job.emailIds, lastAttempt, listLookup(job.accountId)))) {
-          failures.push({ itemIdentifier: record.messageId });
-        }
+        const { done, retry } = await validateJob(job.accountId, job, lastAttempt, lookup(job.accountId));
+        if (retry) failures.add(record.messageId);
+        return done.map((d) => ({ ...d, messageId: record.messageId }));
       } catch (error) {
         logger.warn('validation job failed', { message_id: record.messageId, email_ids: job.emailIds, ...describeError(error) });
-        failures.push({ itemIdentifier: record.messageId });
+        failures.add(record.messageId);
+        return [];
       }
     }),
   );
-  return { batchItemFailures: failures };
+  // The whole batch's outcomes are recorded together: one transaction per list, not one per message.
+  const failed = await recordOutcomes(validated.flat());
+  for (const group of failed) for (const d of group) failures.add(d.messageId);
+  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
 };

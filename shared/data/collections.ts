@@ -198,7 +198,16 @@ export interface PendingDeltas {
  */
 export async function applyDeltas(key: Key, pending: PendingDeltas[], mustExist: boolean): Promise<Record<string, unknown> | 'gone'> {
   if (pending.length === 0) return (await readCollection(key)).item ?? 'gone';
-  let root: Record<string, unknown> | 'gone';
+  // Within a request the block items go alongside: a list deleted meanwhile is still being purged, and the
+  // purge finds a block item through its index entry. Later (a recovery), only once the collection is known to exist.
+  const fresh = pending.every((p) => Number(p.token.split('.')[0]) > Date.now() - 10_000);
+  if (fresh) return (await Promise.all([applyToRoot(key, pending, mustExist), applyToBlocks(key, pending)]))[0];
+  const root = await applyToRoot(key, pending, mustExist);
+  if (root !== 'gone') await applyToBlocks(key, pending);
+  return root;
+}
+
+async function applyToRoot(key: Key, pending: PendingDeltas[], mustExist: boolean): Promise<Record<string, unknown> | 'gone'> {
   try {
     const merged: Deltas = { members: 0, buckets: {}, counters: {} };
     for (const { deltas } of pending) {
@@ -215,30 +224,48 @@ export async function applyDeltas(key: Key, pending: PendingDeltas[], mustExist:
         ReturnValues: 'ALL_NEW',
       }),
     );
-    root = out.Attributes!;
+    return out.Attributes!;
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const current = (await readCollection(key)).item;
     if (!current) return 'gone';
-    // Some were applied already (a retry after a crash): apply the rest one by one.
+    // Some were applied already (a retry after a crash): apply the rest.
     const applied = (current.applied as Set<string> | undefined) ?? new Set<string>();
     const rest = pending.filter((p) => !applied.has(p.token));
     if (rest.length === pending.length) throw error;
-    if (rest.length) return applyDeltas(key, rest, mustExist);
-    root = current;
+    return rest.length ? applyToRoot(key, rest, mustExist) : current;
   }
+}
+
+/** One update per block for all records together; if any was applied already, each on its own. */
+async function applyToBlocks(key: Key, pending: PendingDeltas[]): Promise<void> {
+  const blocks = new Map<number, { tokens: string[]; buckets: Map<number, number> }>();
+  for (const { token, deltas } of pending) {
+    for (const [block, buckets] of byBlock(deltas.buckets)) {
+      const merged = blocks.get(block) ?? { tokens: [], buckets: new Map<number, number>() };
+      merged.tokens.push(token);
+      for (const [bucket, n] of buckets) merged.buckets.set(bucket, (merged.buckets.get(bucket) ?? 0) + n);
+      blocks.set(block, merged);
+    }
+  }
+  const apply = async (block: number, buckets: Map<number, number>, tokens: string[]) => {
+    try {
+      await db().send(new UpdateCommand(blockUpdate(key.pk, block, buckets, { token: tokens })));
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return false;
+    }
+  };
   await Promise.all(
-    pending.flatMap(({ token, deltas }) =>
-      [...byBlock(deltas.buckets)].map(async ([block, buckets]) => {
-        try {
-          await db().send(new UpdateCommand(blockUpdate(key.pk, block, buckets, { token: [token] })));
-        } catch (error) {
-          if (!isConditionFailure(error)) throw error; // applied by an earlier try
-        }
-      }),
-    ),
+    [...blocks].map(async ([block, merged]) => {
+      if ((await apply(block, merged.buckets, merged.tokens)) || merged.tokens.length === 1) return;
+      for (const { token, deltas } of pending) {
+        const own = byBlock(deltas.buckets).get(block);
+        if (own) await apply(block, own, [token]); // a failed condition: applied by an earlier try
+      }
+    }),
   );
-  return root;
 }
 
 /**

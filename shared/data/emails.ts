@@ -53,13 +53,6 @@ export type EmailTarget = { kind: 'account' } | { kind: 'list'; listId: number }
 export const collectionKey = (accountId: string, target: EmailTarget): Key =>
   target.kind === 'list' ? emailKeys.list(accountId, target.listId) : emailKeys.accountEmails(accountId);
 
-/**
- * An unfinished email the queue should have finished by then is re-enqueued
- * by the recovery pass. Longer than a message can stay in flight
- * (visibility timeout × receives), so live work is not duplicated.
- */
-export const DUE_AFTER_MS = 30 * 60_000;
-
 /** A transaction holds 100 items: the outbox, a credit debit, and one or two per address. */
 const MAX_ITEMS = 100;
 /** Conflicting transactions (another writer on the same item) are retried this often. */
@@ -148,6 +141,10 @@ async function writeChunk(
       : {};
     const outbox = outboxPut(accountId, {
       emailIds: emails.map((e) => e.id),
+      addresses: emails.map((e) => e.email),
+      seqs: emails.map((e) => e.seq),
+      listId: inList ? target.listId : null,
+      emailsCreatedAt: emails[0]?.created_at,
       awaiting,
       collection: key,
       mustExist: inList,
@@ -156,13 +153,12 @@ async function writeChunk(
     const items: NamedItems = [['outbox', { Put: outbox.put }]];
     if (metered && !awaiting && slots.length) items.push(['debit', { Update: debitCredits(accountId, slots.length) }]);
     for (const email of emails) {
-      const due = awaiting ? {} : emailKeys.due(email.id, now + DUE_AFTER_MS);
       items.push([
         `email:${email.id}`,
         {
           Put: {
             TableName: tableName(),
-            Item: { ...emailKeys.email(accountId, email.id), ...emailKeys.member(key.pk, email.seq), ...due, type: 'email', ...email },
+            Item: emailItem(email),
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -245,20 +241,28 @@ export async function listEmailsPage(
 
 export type Outcome = { status: 'completed'; result: EmailRecord['result'] } | { status: 'error'; listError?: boolean };
 
-/** The email leaves pending/processing (and the recovery index); only from an unfinished, released state. */
-const finishUpdate = (email: EmailRecord, outcome: Outcome) => ({
+/** The stored item of an email: its key, its place in its collection's page index, its fields. */
+export const emailItem = (email: EmailRecord) => ({
+  ...emailKeys.email(email.account_id, email.id),
+  ...emailKeys.member(
+    collectionKey(email.account_id, email.email_list_id === null ? { kind: 'account' } : { kind: 'list', listId: email.email_list_id }).pk,
+    email.seq,
+  ),
+  type: 'email',
+  ...email,
+});
+
+/**
+ * The email leaves pending/processing, only from an unfinished, released
+ * state. Written whole (the worker knows every field): a put costs less
+ * than an update that rewrites the item and its index entry anyway.
+ */
+const finishPut = (email: EmailRecord, outcome: Outcome) => ({
   TableName: tableName(),
-  Key: emailKeys.email(email.account_id, email.id),
-  UpdateExpression: 'SET #status = :status, #result = :result REMOVE gsi2pk, gsi2sk',
+  Item: emailItem({ ...email, status: outcome.status, result: outcome.status === 'completed' ? outcome.result : null }),
   ConditionExpression: '#status IN (:pending, :processing) AND awaiting = :false',
-  ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-  ExpressionAttributeValues: {
-    ':status': outcome.status,
-    ':result': outcome.status === 'completed' ? outcome.result : null,
-    ':pending': 'pending',
-    ':processing': 'processing',
-    ':false': false,
-  },
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':pending': 'pending', ':processing': 'processing', ':false': false },
 });
 
 const listFinished = (accountId: string, listId: number, count: number, listError: boolean) => ({
@@ -275,7 +279,7 @@ const listFinished = (accountId: string, listId: number, count: number, listErro
  * redelivered message finds the email already finished and changes nothing.
  */
 export async function finishEmail(email: EmailRecord, outcome: Outcome): Promise<boolean> {
-  const items: TransactItems = [{ Update: finishUpdate(email, outcome) }];
+  const items: TransactItems = [{ Put: finishPut(email, outcome) }];
   if (email.email_list_id !== null) {
     const listError = outcome.status === 'error' && outcome.listError === true;
     items.push({ Update: listFinished(email.account_id, email.email_list_id, 1, listError) });
@@ -299,7 +303,7 @@ export async function finishEmails(done: { email: EmailRecord; outcome: Outcome 
   const listId = done[0]!.email.email_list_id;
   const sameList = done.every((d) => d.email.email_list_id === listId && d.outcome.status === 'completed');
   if (done.length > 1 && sameList && done.length < MAX_ITEMS) {
-    const items: TransactItems = done.map((d) => ({ Update: finishUpdate(d.email, d.outcome) }));
+    const items: TransactItems = done.map((d) => ({ Put: finishPut(d.email, d.outcome) }));
     if (listId !== null) items.push({ Update: listFinished(done[0]!.email.account_id, listId, done.length, false) });
     try {
       await transactWrite({ TransactItems: items });
@@ -402,44 +406,3 @@ export async function listEmailKeys(accountId: string, listId: number, limit: nu
   }
   return (await query(emailKeys.blocksPartition(collectionPk))).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
 }
-
-/** Unfinished emails whose due time has passed: the recovery pass's work, oldest first, per index partition. */
-export async function dueEmails(beforeMs: number, limit: number): Promise<EmailRecord[]> {
-  const shards = await Promise.all(
-    emailKeys.duePartitions().map(async (partition) => {
-      const out = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          IndexName: 'gsi2',
-          KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
-          ExpressionAttributeValues: { ':pk': partition, ':before': emailKeys.due(0, beforeMs).gsi2sk },
-          Limit: limit,
-        }),
-      );
-      return (out.Items ?? []).map(toEmailRecord);
-    }),
-  );
-  return shards.flat();
-}
-
-/** Moves an unfinished email's due time on, once its work is queued again; false when it finished meanwhile. */
-export async function postponeDue(email: EmailRecord, dueMs: number): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: emailKeys.email(email.account_id, email.id),
-        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
-        ConditionExpression: '#status IN (:pending, :processing) AND awaiting = :false',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ...prefixed(emailKeys.due(email.id, dueMs)), ':pending': 'pending', ':processing': 'processing', ':false': false },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-}
-
-const prefixed = (due: { gsi2pk: string; gsi2sk: string }) => ({ ':pk': due.gsi2pk, ':sk': due.gsi2sk });

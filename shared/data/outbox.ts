@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from '#shared/data/errors';
+import { batchDelete, batchPut } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys, pad } from '#shared/db/keys';
 import { newDeltaToken, type Deltas, type Key } from '#shared/data/collections';
@@ -16,6 +17,11 @@ export interface OutboxItem {
   account_id: string;
   outbox_id: string;
   email_ids: number[];
+  /** The emails' addresses and sequence numbers (same order), list and creation time: the worker gets them with the work. */
+  addresses?: string[];
+  seqs?: number[];
+  list_id?: number | null;
+  emails_created_at?: number;
   created_at_ms: number;
   awaiting: boolean;
   /** Counts for the collection, applied exactly once under `token`; absent once applied. */
@@ -27,6 +33,10 @@ export interface OutboxItem {
 
 export interface OutboxInput {
   emailIds: number[];
+  addresses?: string[];
+  seqs?: number[];
+  listId?: number | null;
+  emailsCreatedAt?: number;
   awaiting: boolean;
   collection: Key;
   mustExist: boolean;
@@ -39,6 +49,9 @@ export function outboxPut(accountId: string, input: OutboxInput) {
     account_id: accountId,
     outbox_id: randomUUID(),
     email_ids: input.emailIds,
+    ...(input.addresses
+      ? { addresses: input.addresses, seqs: input.seqs, list_id: input.listId ?? null, emails_created_at: input.emailsCreatedAt }
+      : {}),
     created_at_ms: now,
     awaiting: input.awaiting,
     collection: input.collection,
@@ -57,6 +70,35 @@ export function outboxPut(accountId: string, input: OutboxInput) {
 
 export async function deleteOutbox(item: OutboxItem): Promise<void> {
   await db().send(new DeleteCommand({ TableName: tableName(), Key: emailKeys.outbox(item.account_id, item.outbox_id) }));
+}
+
+/**
+ * An outbox whose work is queued stays as the marker of that work: it moves
+ * to the due index (its counts, applied, are dropped), and the recovery pass
+ * looks at its emails once it comes due. So a lost message is found from
+ * one item per chunk, not one index entry per email.
+ */
+export const DUE_AFTER_MS = 30 * 60_000;
+
+export async function markDispatched(items: OutboxItem[], dueMs = Date.now() + DUE_AFTER_MS): Promise<void> {
+  const puts = items.map((item) => {
+    const { deltas: _applied, ...kept } = item;
+    return { ...emailKeys.outbox(item.account_id, item.outbox_id), type: 'outbox', ...emailKeys.outboxDue(item.outbox_id, dueMs), ...kept };
+  });
+  if (puts.length === 1) await db().send(new PutCommand({ TableName: tableName(), Item: puts[0]! }));
+  else if (puts.length) await batchPut(puts);
+}
+
+/** Queued outboxes that came due before `beforeMs`: their emails should be finished by now. */
+export async function dueOutboxes(beforeMs: number, limit = 100): Promise<OutboxItem[]> {
+  const shards = await Promise.all(emailKeys.outboxDuePartitions().map((partition) => queryIndex('gsi2', partition, beforeMs, limit)));
+  return shards.flat();
+}
+
+export async function deleteOutboxes(items: OutboxItem[]): Promise<void> {
+  if (items.length === 0) return;
+  if (items.length === 1) return deleteOutbox(items[0]!);
+  await batchDelete(items.map((o) => emailKeys.outbox(o.account_id, o.outbox_id)));
 }
 
 /** A held outbox keeps its work but no longer its counts, once they are applied. */
@@ -79,6 +121,14 @@ const toOutbox = (i: Record<string, unknown>): OutboxItem => ({
   account_id: i.account_id as string,
   outbox_id: i.outbox_id as string,
   email_ids: (i.email_ids as number[]).map(Number),
+  ...(Array.isArray(i.addresses)
+    ? {
+        addresses: i.addresses as string[],
+        seqs: (i.seqs as number[] | undefined)?.map(Number),
+        list_id: i.list_id === null || i.list_id === undefined ? null : Number(i.list_id),
+        emails_created_at: i.emails_created_at === undefined ? undefined : Number(i.emails_created_at),
+      }
+    : {}),
   created_at_ms: Number(i.created_at_ms),
   awaiting: i.awaiting === true,
   collection: i.collection as Key,

@@ -67,8 +67,6 @@ export const pad = (n: number) => String(n).padStart(15, '0');
 
 export const OUTBOX_SHARDS = 8;
 const outboxShard = (outboxId: string) => parseInt(outboxId.slice(0, 2), 16) % OUTBOX_SHARDS;
-/** Unfinished emails spread over this many index partitions, by id. */
-export const DUE_SHARDS = 8;
 
 export const emailKeys = {
   /** Global: hands out blocks of ids, one atomic ADD per block (hi/lo). */
@@ -87,9 +85,6 @@ export const emailKeys = {
   /** gsi1: members of a collection in sequence order (page-number pagination). */
   member: (collectionPk: string, seq: number) => ({ gsi1pk: `${collectionPk}#MEMBERS`, gsi1sk: pad(seq) }),
   membersPartition: (collectionPk: string) => `${collectionPk}#MEMBERS`,
-  /** gsi2: an unfinished email, by the time after which the recovery pass re-enqueues it. */
-  due: (emailId: number, dueMs: number) => ({ gsi2pk: `EMAIL#DUE#${emailId % DUE_SHARDS}`, gsi2sk: pad(dueMs) }),
-  duePartitions: () => Array.from({ length: DUE_SHARDS }, (_, shard) => `EMAIL#DUE#${shard}`),
   /** One item per address in a list: makes "already in the list" an atomic check. */
   listAddress: (accountId: string, listId: number, address: string) => ({
     pk: `${acc(accountId)}#LIST#${listId}#ADDR#${address.toLowerCase()}`,
@@ -106,6 +101,9 @@ export const emailKeys = {
     gsi2pk: `${acc(accountId)}#OUTBOX#AWAITING`,
     gsi2sk: pad(createdAtMs),
   }),
+  /** gsi2: an outbox whose work was queued, by the time after which the recovery pass checks its emails finished. */
+  outboxDue: (outboxId: string, dueMs: number) => ({ gsi2pk: `OUTBOX#DUE#${outboxShard(outboxId)}`, gsi2sk: pad(dueMs) }),
+  outboxDuePartitions: () => Array.from({ length: OUTBOX_SHARDS }, (_, shard) => `OUTBOX#DUE#${shard}`),
   /** Ready outboxes spread over OUTBOX_SHARDS partitions, so no one index partition takes every add. */
   outboxReadyPartitions: () => Array.from({ length: OUTBOX_SHARDS }, (_, shard) => `OUTBOX#READY#${shard}`),
   /** gsi1 of awaiting outboxes: all accounts', for the sweeper. */

@@ -2,15 +2,11 @@ import { transactWrite, type TransactItems } from '#shared/db/batch';
 import { tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
-import { DUE_AFTER_MS, getEmails } from '#shared/data/emails';
+import { getEmails } from '#shared/data/emails';
 import { cancellationCodes } from '#shared/data/errors';
-import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
-import { enqueueValidation, settleOutboxes } from '#shared/email/work';
+import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, markDispatched, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
+import { enqueueValidation, settleOutboxes, workOf } from '#shared/email/work';
 
-const dueValues = (emailId: number) => {
-  const due = emailKeys.due(emailId, Date.now() + DUE_AFTER_MS);
-  return { ':due_pk': due.gsi2pk, ':due_sk': due.gsi2sk };
-};
 
 /**
  * Work held back for lack of credits resumes, oldest first, as far as the
@@ -45,10 +41,9 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
       Update: {
         TableName: tableName(),
         Key: emailKeys.email(email.account_id, email.id),
-        // Released work joins the recovery index like any other unfinished email.
-        UpdateExpression: 'SET awaiting = :false, gsi2pk = :due_pk, gsi2sk = :due_sk',
+        UpdateExpression: 'SET awaiting = :false',
         ConditionExpression: 'awaiting = :true',
-        ExpressionAttributeValues: { ':false': false, ':true': true, ...dueValues(email.id) },
+        ExpressionAttributeValues: { ':false': false, ':true': true },
       },
     });
   }
@@ -71,8 +66,8 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
     if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return 'skipped';
     throw error;
   }
-  await enqueueValidation(outbox.account_id, emails.map((e) => e.id));
-  await deleteOutbox(outbox);
+  await enqueueValidation(outbox.account_id, emails.map(workOf));
+  await markDispatched([{ ...outbox, awaiting: false }]);
   return 'released';
 }
 

@@ -1,7 +1,8 @@
 import { getEmailList } from '#shared/data/email-lists';
 import { finishEmails, getEmails, markProcessing, type EmailRecord, type Outcome } from '#shared/data/emails';
 import { validateEmail } from '#shared/email/validator/index';
-import { logger } from '#shared/util/logger';
+import type { ValidationJob } from '#shared/email/work';
+import { describeError, logger } from '#shared/util/logger';
 
 const isUnfinished = (e: EmailRecord) => (e.status === 'pending' || e.status === 'processing') && !e.awaiting;
 
@@ -19,26 +20,56 @@ export function listLookup(accountId: string): (listId: number) => Promise<boole
 }
 
 /**
- * Validates the emails of one job and records each outcome once: one read
- * for all of them, one write marking them `processing`, and one transaction
- * finishing those of a list together. Returns false when some failed
- * transiently and should be retried (the queue redelivers); on the last
- * attempt those are completed as `error` instead.
+ * The job names each email's address and list: no read needed. An email
+ * deleted or finished meanwhile, or one of a deleted list, then fails the
+ * completion's condition and nothing is written for it.
  */
-export async function processEmails(
+const fromJob = (accountId: string, job: ValidationJob): EmailRecord[] =>
+  job.emailIds.map((id, i) => ({
+    id,
+    account_id: accountId,
+    email: job.addresses![i]!,
+    email_list_id: job.listId ?? null,
+    status: 'pending',
+    awaiting: false,
+    seq: job.seqs![i]!,
+    result: null,
+    created_at: job.createdAt![i]!,
+  }));
+
+/** Otherwise: read them, and skip the deleted, the finished (a redelivery), those held for credits, and a deleted list's. */
+async function unfinishedOf(accountId: string, ids: number[], listExists: (listId: number) => Promise<boolean>) {
+  const found = (await getEmails(accountId, ids)).filter(isUnfinished);
+  return (
+    await Promise.all(found.map(async (e) => (e.email_list_id === null || (await listExists(e.email_list_id)) ? e : undefined)))
+  ).filter((e): e is EmailRecord => e !== undefined);
+}
+
+/** Emails still being validated after this long are marked `processing` while the worker holds them. */
+export const PROCESSING_AFTER_MS = 250;
+
+export type Done = { email: EmailRecord; outcome: Outcome };
+
+/**
+ * Validates the emails of one job. Returns the outcomes to record, and
+ * whether some failed transiently and should be retried (the queue
+ * redelivers); on the last attempt those are recorded as `error` instead.
+ */
+export async function validateJob(
   accountId: string,
-  emailIds: number[],
+  job: ValidationJob,
   lastAttempt: boolean,
   listExists: (listId: number) => Promise<boolean> = listLookup(accountId),
-): Promise<boolean> {
-  const found = (await getEmails(accountId, emailIds)).filter(isUnfinished); // deleted, done (a redelivery), or held for credits are skipped
-  const live = (
-    await Promise.all(found.map(async (e) => (e.email_list_id === null || (await listExists(e.email_list_id)) ? e : undefined)))
-  ).filter((e): e is EmailRecord => e !== undefined); // a deleted list's emails are being purged
-  if (live.length === 0) return true;
-  await markProcessing(live);
+): Promise<{ done: Done[]; retry: boolean }> {
+  const live = job.addresses && job.seqs && job.createdAt ? fromJob(accountId, job) : await unfinishedOf(accountId, job.emailIds, listExists);
+  if (live.length === 0) return { done: [], retry: false };
+  // Most validations end within milliseconds (cached DNS): only a slow one is worth a write to show `processing`.
+  let marking: Promise<void> | undefined;
+  const slow = setTimeout(() => (marking = markProcessing(live)), PROCESSING_AFTER_MS);
   const outcomes = await Promise.all(live.map(async (email) => ({ email, outcome: await validateEmail(email.email) })));
-  const done: { email: EmailRecord; outcome: Outcome }[] = [];
+  clearTimeout(slow);
+  await marking;
+  const done: Done[] = [];
   let retry = false;
   for (const { email, outcome } of outcomes) {
     if (outcome.status === 'completed') {
@@ -51,10 +82,34 @@ export async function processEmails(
       retry = true;
     }
   }
-  const byList = new Map<number | null, typeof done>();
+  return { done, retry };
+}
+
+/** One transaction holds this many finished emails beside their list's counter. */
+const FINISHED_PER_TRANSACTION = 99;
+
+/**
+ * Records outcomes (of several jobs at once): grouped by list, each group in
+ * as few transactions as fit, one counter change each. Resolves to the
+ * groups that failed, so their jobs can be retried.
+ */
+export async function recordOutcomes<T extends Done>(done: T[]): Promise<T[][]> {
+  const byList = new Map<number | null, T[]>();
   for (const d of done) byList.set(d.email.email_list_id, [...(byList.get(d.email.email_list_id) ?? []), d]);
-  await Promise.all([...byList.values()].map((group) => finishEmails(group)));
-  return !retry;
+  const groups = [...byList.values()].flatMap((group) => {
+    const size = Math.ceil(group.length / Math.ceil(group.length / FINISHED_PER_TRANSACTION));
+    return Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size));
+  });
+  const failed: T[][] = [];
+  await Promise.all(
+    groups.map((group) =>
+      finishEmails(group).catch((error) => {
+        logger.warn('could not record validation outcomes', { email_ids: group.map((d) => d.email.id), ...describeError(error) });
+        failed.push(group);
+      }),
+    ),
+  );
+  return failed;
 }
 
 /** A batch that reached the dead-letter queue: its unfinished emails end as `error`, and so does their list. */

@@ -1,6 +1,6 @@
 import { config } from '#shared/config';
 import { applyDeltas, releaseTokens, type Key, type PendingDeltas } from '#shared/data/collections';
-import { deleteOutbox, dropOutboxDeltas, type OutboxItem } from '#shared/data/outbox';
+import { deleteOutboxes, dropOutboxDeltas, markDispatched, type OutboxItem } from '#shared/data/outbox';
 import { requireQueue, sendJsonBatch } from '#shared/util/sqs';
 
 /** One queue message names up to this many emails of one account. */
@@ -9,23 +9,62 @@ export const EMAILS_PER_MESSAGE = 10;
 export interface ValidationJob {
   accountId: string;
   emailIds: number[];
+  /**
+   * Each email's address, sequence number and creation time (in the order of
+   * `emailIds`) and their list: the worker then records outcomes without
+   * reading the emails first.
+   */
+  addresses?: string[];
+  seqs?: number[];
+  createdAt?: number[];
+  listId?: number | null;
 }
 
-/** Puts emails of one account on the validation queue, EMAILS_PER_MESSAGE to a message. */
-export async function enqueueValidation(accountId: string, ids: number[]): Promise<void> {
+/** An email to validate: its id, and when known what the worker needs to record its outcome unread. */
+export interface Work {
+  id: number;
+  known?: { address: string; seq: number; createdAt: number; listId: number | null };
+}
+
+/** Puts emails of one account on the validation queue, EMAILS_PER_MESSAGE of one list to a message. */
+export async function enqueueValidation(accountId: string, work: Work[]): Promise<void> {
+  const groups = new Map<string, Work[]>();
+  for (const w of work) {
+    const group = w.known ? String(w.known.listId) : 'unknown';
+    groups.set(group, [...(groups.get(group) ?? []), w]);
+  }
   const jobs: ValidationJob[] = [];
-  for (let i = 0; i < ids.length; i += EMAILS_PER_MESSAGE) jobs.push({ accountId, emailIds: ids.slice(i, i + EMAILS_PER_MESSAGE) });
+  for (const [group, items] of groups) {
+    for (let i = 0; i < items.length; i += EMAILS_PER_MESSAGE) {
+      const slice = items.slice(i, i + EMAILS_PER_MESSAGE);
+      const known = slice.map((w) => w.known!);
+      jobs.push({
+        accountId,
+        emailIds: slice.map((w) => w.id),
+        ...(group === 'unknown'
+          ? {}
+          : { addresses: known.map((k) => k.address), seqs: known.map((k) => k.seq), createdAt: known.map((k) => k.createdAt), listId: known[0]!.listId }),
+      });
+    }
+  }
   if (jobs.length) await sendJsonBatch(requireQueue(config().validationQueueUrl, 'VALIDATION_QUEUE_URL'), jobs);
 }
+
+/** What the worker needs of a stored email, from the email itself. */
+export const workOf = (e: { id: number; email: string; seq: number; created_at: number; email_list_id: number | null }): Work => ({
+  id: e.id,
+  known: { address: e.email, seq: e.seq, createdAt: e.created_at, listId: e.email_list_id },
+});
 
 const pendingOf = (outbox: OutboxItem): PendingDeltas[] => (outbox.deltas ? [{ token: outbox.token, deltas: outbox.deltas }] : []);
 
 /**
  * Finishes what stored outboxes (of one collection) recorded, in an order
  * that any crash can resume from: apply their counts (exactly once, by
- * token), queue their work, delete them (a held one only drops its counts),
- * then forget the tokens. Returns the collection item after the counts, or
- * 'gone' when it was deleted meanwhile.
+ * token), queue their work, then keep each outbox as the due-time marker of
+ * its queued work (or delete it when there was none; a held one only drops
+ * its counts), then forget the tokens. Returns the collection item after the
+ * counts, or 'gone' when it was deleted meanwhile.
  *
  * `onlyIds` limits the work queued (emails finished inline need none).
  */
@@ -37,15 +76,25 @@ export async function settleOutboxes(
 ): Promise<Record<string, unknown> | 'gone'> {
   const pending = outboxes.flatMap(pendingOf);
   const root = await applyDeltas(collection, pending, mustExist);
-  const ready = outboxes.filter((o) => !o.awaiting);
-  const byAccount = new Map<string, number[]>();
-  for (const outbox of ready) {
-    const ids = outbox.email_ids.filter((id) => !onlyIds || onlyIds.has(id));
-    byAccount.set(outbox.account_id, [...(byAccount.get(outbox.account_id) ?? []), ...ids]);
-  }
+  const workOf = (outbox: OutboxItem) =>
+    outbox.email_ids
+      .map(
+        (id, i): Work =>
+          outbox.addresses && outbox.seqs && outbox.emails_created_at !== undefined
+            ? { id, known: { address: outbox.addresses[i]!, seq: outbox.seqs[i]!, createdAt: outbox.emails_created_at, listId: outbox.list_id ?? null } }
+            : { id },
+      )
+      .filter((w) => !onlyIds || onlyIds.has(w.id));
   // A deleted list's emails are purged: nothing to validate.
-  if (root !== 'gone') for (const [accountId, ids] of byAccount) await enqueueValidation(accountId, ids);
-  await Promise.all(outboxes.map((o) => (o.awaiting ? dropOutboxDeltas(o) : deleteOutbox(o))));
+  const queued = root === 'gone' ? [] : outboxes.filter((o) => !o.awaiting && workOf(o).length > 0);
+  const byAccount = new Map<string, Work[]>();
+  for (const outbox of queued) byAccount.set(outbox.account_id, [...(byAccount.get(outbox.account_id) ?? []), ...workOf(outbox)]);
+  for (const [accountId, work] of byAccount) await enqueueValidation(accountId, work);
+  await Promise.all([
+    markDispatched(queued),
+    deleteOutboxes(outboxes.filter((o) => !o.awaiting && !queued.includes(o))),
+    ...outboxes.filter((o) => o.awaiting).map(dropOutboxDeltas),
+  ]);
   await releaseTokens(collection, pending, root === 'gone' ? undefined : root);
   return root;
 }
@@ -57,6 +106,9 @@ export async function settleAll(outboxes: OutboxItem[]): Promise<void> {
   for (const group of groups.values()) await settleOutboxes(group[0]!.collection, group[0]!.collection_must_exist, group);
 }
 
+const sameLength = (values: unknown, ids: number[], valid: (value: unknown) => boolean) =>
+  Array.isArray(values) && values.length === ids.length && values.every(valid);
+
 export function parseValidationJob(body: string): ValidationJob | undefined {
   try {
     const job = JSON.parse(body) as ValidationJob;
@@ -65,7 +117,12 @@ export function parseValidationJob(body: string): ValidationJob | undefined {
       Array.isArray(job.emailIds) &&
       job.emailIds.length > 0 &&
       job.emailIds.length <= EMAILS_PER_MESSAGE &&
-      job.emailIds.every((id) => Number.isSafeInteger(id));
+      job.emailIds.every((id) => Number.isSafeInteger(id)) &&
+      (job.addresses === undefined ||
+        (sameLength(job.addresses, job.emailIds, (a) => typeof a === 'string') &&
+          sameLength(job.seqs, job.emailIds, Number.isSafeInteger) &&
+          sameLength(job.createdAt, job.emailIds, Number.isSafeInteger) &&
+          (job.listId === null || Number.isSafeInteger(job.listId))));
     return ok ? job : undefined;
   } catch {
     return undefined;

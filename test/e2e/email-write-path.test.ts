@@ -3,6 +3,7 @@ import { addCredits, creditBalance } from '#shared/data/accounts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
+import { countDbCalls } from '../steps/db-calls.ts';
 
 /** The email write path under what real clients do: bursts on one list, retries, hostile bodies. Over real sockets, or a deployed stack. */
 const transport = transports('email').at(-1)!;
@@ -123,4 +124,40 @@ describe(`email write path over ${transport}`, () => {
     expect((await api.call('GET', '/api/v1/emails', { token: tenant.token })).body.emails).toEqual([]);
     expect(await creditBalance(tenant.accountId)).toBe(5);
   });
+});
+
+describe.skipIf(transport === 'remote')('email write path round trips', () => {
+  // No worker: only the request's own calls are counted.
+  let api: ApiClient;
+  let env: EmailEnv | undefined;
+  let t: Tenant;
+  beforeAll(async () => {
+    env = await emailEnv(undefined, { workers: false });
+    api = await apiClient('email', 'handler');
+    t = await aTenant();
+  });
+  afterAll(async () => {
+    await api.close();
+    await env?.stop();
+  });
+  const add = (id: number, emails: unknown[]) => api.call('POST', `/api/v1/emailList/${id}/emails`, { token: t.token, json: { emails } });
+  const newList = async () => (await api.call('POST', '/api/v1/emailList', { token: t.token, json: { name: 'budget' } })).body;
+
+    it('adds 100 addresses to a list in a fixed number of DynamoDB calls, whatever the list holds', async () => {
+      // Given a list that already holds 1,000 emails
+      const list = await newList();
+      for (let r = 0; r < 10; r++) await add(list.id, Array.from({ length: 100 }, (_, i) => `old${r}-${i}@example.com`));
+      // When 100 more are added
+      const emails = Array.from({ length: 100 }, (_, i) => `new${i}@example.com`);
+      const { result, calls } = await countDbCalls(() => add(list.id, emails));
+      expect(result.status).toBe(200);
+      // Then the calls are the budget of docs/data-model.md: token, balance, reservation, three chunk
+      // transactions, counts applied to the list and its block(s), outboxes kept as markers, tokens released
+      expect(calls.GetItem).toBe(2);
+      expect(calls.TransactWriteItems).toBe(3);
+      expect(calls.BatchWriteItem).toBe(1);
+      expect(calls.UpdateItem).toBeLessThanOrEqual(5);
+      expect(Object.keys(calls).sort()).toEqual(['BatchWriteItem', 'GetItem', 'TransactWriteItems', 'UpdateItem']);
+    });
+
 });

@@ -1,0 +1,120 @@
+/**
+ * The email write path against its floor, in one run on one DynamoDB Local:
+ *   - floor: raw BatchWriteItem of 2 × ADDRESSES items (an email and its
+ *     address guard each) shaped like the stored emails, 25 per call, one call at a time;
+ *   - measured: ADDRESSES addresses over DOMAINS domains added to one list in
+ *     sequential requests of 100 through the local HTTP server, then
+ *     validated by the queue worker against a loopback DNS server, until the
+ *     list is `completed`.
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client';
+import { startLocalStack } from '../scripts/local/runtime.ts';
+import { seedDemo } from '../scripts/local/seed.ts';
+import { startDnsServer } from '../scripts/local/dns-server.ts';
+
+const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 10_000);
+const DOMAINS = 50;
+const PER_REQUEST = 100;
+
+async function floorSeconds(addresses = ADDRESSES): Promise<number> {
+  const run = randomUUID();
+  const items = Array.from({ length: 2 * addresses }, (_, i) => ({
+    pk: `FLOOR#${run}#${i}`,
+    sk: 'EMAIL',
+    gsi1pk: `FLOOR#${run}#MEMBERS`,
+    gsi1sk: String(i).padStart(15, '0'),
+    email: `user${i}@d${i % DOMAINS}.bench`,
+    status: 'pending',
+    created_at: Math.floor(Date.now() / 1000),
+  }));
+  const started = performance.now();
+  for (let i = 0; i < items.length; i += 25) {
+    let pending = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+    while (pending.length) {
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+      pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
+    }
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** Adds `requests` × PER_REQUEST addresses to a new list, one request after another; returns the list's id. */
+async function addAll(base: string, headers: Record<string, string>, requests: number, prefix: string): Promise<number> {
+  const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
+  const list = (await (await fetch(`${base}/api/v1/emailList`, { method: 'POST', headers, body: JSON.stringify({ name: prefix }) })).json()) as { id: number };
+  for (let r = 0; r < requests; r++) {
+    const emails = Array.from({ length: PER_REQUEST }, (_, i) => `${prefix}${r * PER_REQUEST + i}@${domains[i % DOMAINS]}`);
+    const res = await fetch(`${base}/api/v1/emailList/${list.id}/emails`, { method: 'POST', headers, body: JSON.stringify({ emails }) });
+    if (res.status !== 200) throw new Error(`add answered ${res.status}: ${await res.text()}`);
+  }
+  return list.id;
+}
+
+export interface ThroughputResult {
+  floorSeconds: number;
+  addSeconds: number;
+  completedSeconds: number;
+  status: string;
+  emailCount: number;
+  dnsQueries: number;
+  lastPageMs: number;
+}
+
+export async function emailThroughput(): Promise<ThroughputResult> {
+  const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
+  const zones = Object.fromEntries(
+    domains.flatMap((d) => [
+      [d, { mx: [{ priority: 10, exchange: `mx.${d}` }] }],
+      [`mx.${d}`, { a: ['127.0.0.1'] }],
+    ]),
+  );
+  const dns = await startDnsServer(zones);
+  Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
+  const stack = await startLocalStack({ chatPort: null, emailPort: 0 });
+  try {
+    const demo = await seedDemo();
+    const base = stack.emailUrl!;
+    const headers = { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' };
+    // DynamoDB Local's JVM is several times slower until warm: warm both paths up, then time the floor on either side of the path.
+    const completed = async (list: number) => {
+      let current = { status: '', email_count: 0 };
+      for (const until = performance.now() + 600_000; current.status !== 'completed' && performance.now() < until; ) {
+        current = (await (await fetch(`${base}/api/v1/emailList/${list}`, { headers })).json()) as typeof current;
+        if (current.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
+      }
+      return current;
+    };
+    await floorSeconds(1_000);
+    await completed(await addAll(base, headers, 10, 'warm'));
+    const floorBefore = await floorSeconds();
+    const started = performance.now();
+    const list = await addAll(base, headers, ADDRESSES / PER_REQUEST, 'user');
+    const added = performance.now() - started;
+    const current = await completed(list);
+    const total = performance.now() - started;
+    const floor = (floorBefore + (await floorSeconds())) / 2;
+    const page = performance.now();
+    await fetch(`${base}/api/v1/emailList/${list}/emails?page=${Math.ceil(ADDRESSES / 100)}`, { headers });
+    return {
+      floorSeconds: floor,
+      addSeconds: added / 1000,
+      completedSeconds: total / 1000,
+      status: current.status,
+      emailCount: current.email_count,
+      dnsQueries: dns.queries().length,
+      lastPageMs: performance.now() - page,
+    };
+  } finally {
+    await stack.stop();
+    await dns.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.env.LOG_LEVEL ??= 'silent';
+  const r = await emailThroughput();
+  console.log(JSON.stringify({ ...r, ratio: r.completedSeconds / r.floorSeconds }, null, 2));
+  process.exit(0);
+}
