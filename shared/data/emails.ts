@@ -378,6 +378,7 @@ export async function deleteEmail(accountId: string, id: number): Promise<boolea
       await compact(key, email.seq);
       return true;
     }
+    await backoff(attempt + 1);
   }
   throw new Error(`email ${id} kept changing while being deleted`);
 }

@@ -25,7 +25,7 @@ const hash = (value: string) => createHash('sha256').update(value).digest('hex')
 const key = (accountId: string, idempotencyKey: string) => keys.idempotency(accountId, hash(idempotencyKey));
 
 /** Claims the key for this request, or tells what the earlier request with it did. */
-export async function claimIdempotencyKey(accountId: string, idempotencyKey: string, fingerprint: string): Promise<Claim> {
+export async function claimIdempotencyKey(accountId: string, idempotencyKey: string, fingerprint: string, attempt = 0): Promise<Claim> {
   const now = nowSeconds();
   try {
     await db().send(
@@ -52,7 +52,11 @@ export async function claimIdempotencyKey(accountId: string, idempotencyKey: str
     new GetCommand({ TableName: tableName(), Key: key(accountId, idempotencyKey), ConsistentRead: true }),
   );
   const record = out.Item;
-  if (!record) return claimIdempotencyKey(accountId, idempotencyKey, fingerprint);
+  // Released (or expired) between the two calls: claim again, a bounded number of times.
+  if (!record) {
+    if (attempt >= 3) return { kind: 'in_progress' };
+    return claimIdempotencyKey(accountId, idempotencyKey, fingerprint, attempt + 1);
+  }
   if (record.fingerprint !== hash(fingerprint)) return { kind: 'mismatch' };
   if (record.status === 'in_progress') return { kind: 'in_progress' };
   return { kind: 'replay', response: record.response as StoredResponse };
