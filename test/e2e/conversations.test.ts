@@ -66,6 +66,12 @@ describe.each(transports())('conversations over %s', (transport) => {
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param });
   });
 
+  it('refuses a conversation with oneself, naming contact_id', async () => {
+    const res = await open(t, { contact_id: t.userContactId });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'contact_id' });
+  });
+
   it('answers 404 naming the parameter for an unknown contact or group', async () => {
     const contact = await open(t, { contact_id: 'ct_01JD0000000000000000000000' });
     expect(contact.status).toBe(404);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '#shared/data/idempotency';
+import { userScopedKey } from '#shared/http/idempotency';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -157,7 +158,8 @@ describe.each(transports())('messages over %s', (transport) => {
 
     it('answers 409 while the first request with the key is still running', async () => {
       const form = { conversation_id: conversationId, message: 'slow' };
-      await claimIdempotencyKey(t.accountId, 'in-flight', JSON.stringify(['POST', '/v1/messages', form]));
+      const key = userScopedKey({ accountId: t.accountId, contactId: t.userContactId }, 'in-flight');
+      await claimIdempotencyKey(t.accountId, key, JSON.stringify(['POST', '/v1/messages', form]));
       const res = await send({ message: 'slow' }, t, { 'Idempotency-Key': 'in-flight' });
       expect(res.status).toBe(409);
     });
