@@ -24,9 +24,16 @@ export async function batchGet(keyList: Key[], consistent = false): Promise<Reco
 }
 
 /** BatchWrite deletes, 25 at a time, retrying unprocessed items. */
-export async function batchDelete(keyList: Key[]): Promise<void> {
-  for (const chunk of chunks(keyList, 25)) {
-    let pending = chunk.map((Key) => ({ DeleteRequest: { Key } }));
+export const batchDelete = (keyList: Key[]) => batchWrite(keyList.map((Key) => ({ DeleteRequest: { Key } })));
+
+/** BatchWrite puts (unconditional), 25 at a time, retrying unprocessed items. */
+export const batchPut = (items: (Key & Record<string, unknown>)[]) => batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
+
+type WriteRequest = { DeleteRequest: { Key: Key } } | { PutRequest: { Item: Record<string, unknown> } };
+
+async function batchWrite(requests: WriteRequest[]): Promise<void> {
+  for (const chunk of chunks(requests, 25)) {
+    let pending = chunk;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > 0) await backoff(attempt);
       const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
