@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '#shared/data/idempotency';
 import { userScopedKey } from '#shared/http/idempotency';
+import { countDynamoCalls } from '../steps/dynamodb-calls.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -383,6 +384,16 @@ describe.each(transports())('messages over %s', (transport) => {
       const res = await api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } });
       expect(ids(res)).toEqual(inA);
       expect(res.body.has_more).toBe(false);
+    });
+
+    it('reads one conversation with a single Query that also proves the conversation is the caller\'s', async () => {
+      if (transport === 'remote') return;
+      const { result, calls } = await countDynamoCalls(() =>
+        api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } }),
+      );
+      expect(ids(result)).toEqual(inA);
+      // The token, the Query (conversation item and page), the senders.
+      expect(calls.map((c) => c.command)).toEqual(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand']);
     });
 
     it('pages both ways with cursors', async () => {
