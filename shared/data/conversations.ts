@@ -48,6 +48,22 @@ export const conversationItem = (c: Conversation) => ({
 
 export type ConversationTarget = { contactId: string } | { groupId: string };
 
+/** A new conversation as the interface documents it: not pinned, muted or archived, never active or opened. */
+export const newConversation = (owner: Owner, target: ConversationTarget): Conversation => ({
+  id: newId('conv'),
+  account_id: owner.accountId,
+  owner_contact_id: owner.contactId,
+  contact_id: 'contactId' in target ? target.contactId : null,
+  group_id: 'groupId' in target ? target.groupId : null,
+  pinned_message_id: null,
+  is_pinned: false,
+  is_muted: false,
+  last_active_at: null,
+  last_opened_at: null,
+  created_at: nowSeconds(),
+  archived_at: null,
+});
+
 /**
  * Creates the user's conversation unless they already have one with the same
  * contact or group; a guard item keyed by the target makes that check atomic
@@ -58,20 +74,7 @@ export async function openConversation(
   target: ConversationTarget,
 ): Promise<{ conversation: Conversation; created: boolean }> {
   const targetId = 'contactId' in target ? target.contactId : target.groupId;
-  const conversation: Conversation = {
-    id: newId('conv'),
-    account_id: owner.accountId,
-    owner_contact_id: owner.contactId,
-    contact_id: 'contactId' in target ? target.contactId : null,
-    group_id: 'groupId' in target ? target.groupId : null,
-    pinned_message_id: null,
-    is_pinned: false,
-    is_muted: false,
-    last_active_at: null,
-    last_opened_at: null,
-    created_at: nowSeconds(),
-    archived_at: null,
-  };
+  const conversation = newConversation(owner, target);
   try {
     await transactWrite({
       TransactItems: [
@@ -195,7 +198,7 @@ export async function updateConversation(
     let condition = 'attribute_exists(pk)';
     if (movesState) {
       sets.push('gsi2pk = :state');
-      values[':state'] = keys.conversationStatePartition(owner, stateOf({ ...read, ...changes }));
+      values[':state'] = keys.conversationStatePartition(owner, stateOf({ ...read, ...Object.fromEntries(entries) }));
       values[':read_state'] = keys.conversationStatePartition(owner, stateOf(read));
       condition += ' AND gsi2pk = :read_state';
     }

@@ -130,6 +130,23 @@ describe.each(transports())('conversations over %s', (transport) => {
       expect(clear.body.pinned_message_id).toBeNull();
     });
 
+    it('applies concurrent mute, pin and archive, and lists the conversation by its final state', async () => {
+      const tenant = await aTenant();
+      const { body: conv } = await open(tenant, { contact_id: tenant.contactIds.bob! });
+      const path = `/v1/conversations/${conv.id}`;
+      const forms: Record<string, string>[] = [{ is_muted: 'true' }, { is_pinned: 'true' }, { archived_at: '1700000000' }, { opened: 'true' }];
+      const results = await Promise.all(forms.map((form) => api.call('PUT', path, { ...as(tenant), form })));
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      const { body } = await api.call('GET', path, as(tenant));
+      expect(body).toMatchObject({ is_muted: true, is_pinned: true, archived_at: 1700000000, last_opened_at: expect.any(Number) });
+      const list = (query: Record<string, string>) =>
+        api.call('GET', '/v1/conversations', { ...as(tenant), query }).then((r) => r.body.data.map((c: { id: string }) => c.id));
+      expect(await list({ muted: 'true', pinned: 'true', archived: 'true' })).toEqual([conv.id]);
+      expect(await list({ muted: 'false' })).toEqual([]);
+      expect(await list({ pinned: 'false' })).toEqual([]);
+      expect(await list({ archived: 'false' })).toEqual([]);
+    });
+
     it('records opening with opened=true', async () => {
       const { body: conv } = await open(t, { group_id: t.groupId });
       const res = await api.call('PUT', `/v1/conversations/${conv.id}`, { ...as(t), form: { opened: 'true' } });

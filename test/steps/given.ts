@@ -1,5 +1,5 @@
 import { createContact } from '#shared/data/contacts';
-import { conversationItem, type Conversation } from '#shared/data/conversations';
+import { conversationItem, newConversation, type Conversation } from '#shared/data/conversations';
 import { issueToken } from '#shared/data/tokens';
 import { batchPut } from '#shared/db/batch';
 import { newId } from '#shared/util/ids';
@@ -25,19 +25,9 @@ export async function anotherUserOf(tenant: Tenant, username = 'dave') {
  * over the API; `shape(i)` sets fields of the i-th. Returned oldest first.
  */
 export async function manyConversations(tenant: Tenant, count: number, shape: (i: number) => Partial<Conversation> = () => ({})) {
+  const owner = { accountId: tenant.accountId, contactId: tenant.userContactId };
   const conversations = Array.from({ length: count }, (_, i): Conversation => ({
-    id: newId('conv'),
-    account_id: tenant.accountId,
-    owner_contact_id: tenant.userContactId,
-    contact_id: newId('ct'),
-    group_id: null,
-    pinned_message_id: null,
-    is_pinned: false,
-    is_muted: false,
-    last_active_at: null,
-    last_opened_at: null,
-    created_at: Math.floor(Date.now() / 1000),
-    archived_at: null,
+    ...newConversation(owner, { contactId: newId('ct') }),
     ...shape(i),
   }));
   const items = conversations.map(conversationItem);
