@@ -25,7 +25,7 @@ export const UNFINISHED_AFTER_MS = 2 * 60_000;
 
 const nextBatch = (job: PurgeJob) =>
   job.kind === 'purge-conversation'
-    ? conversationMessageKeys(job.accountId, job.conversationId, BATCH)
+    ? conversationMessageKeys(job, job.conversationId, BATCH)
     : listEmailKeys(job.accountId, job.listId, BATCH);
 
 /**
@@ -74,7 +74,7 @@ export function parsePurgeJob(body: string): PurgeJob | undefined {
     const job = JSON.parse(body) as PurgeJob;
     if (typeof job.accountId !== 'string') return undefined;
     if (job.chain !== undefined && typeof job.chain !== 'string') return undefined;
-    if (job.kind === 'purge-conversation' && typeof job.conversationId === 'string') return job;
+    if (job.kind === 'purge-conversation' && typeof job.contactId === 'string' && typeof job.conversationId === 'string') return job;
     if (job.kind === 'purge-list' && Number.isSafeInteger(job.listId)) return job;
     return undefined;
   } catch {

@@ -3,7 +3,7 @@ import { sendMessage } from '#shared/messaging/messages';
 import { presentMessages } from '#shared/messaging/present';
 import { createMessageBody } from '#shared/messaging/schemas';
 
-export const handler = chatEndpoint({ body: createMessageBody, idempotent: true }, async ({ principal, body }) => {
+export const handler = chatEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body }) => {
   const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body)]);
   return { status: 201, body: message };
 });

@@ -6,7 +6,7 @@ import { keys } from '#shared/db/keys';
 
 /** Deleting a parent removes it at once and its children in batches (see shared/purge.ts). */
 export type PurgeJob = (
-  | { kind: 'purge-conversation'; accountId: string; conversationId: string }
+  | { kind: 'purge-conversation'; accountId: string; contactId: string; conversationId: string }
   | { kind: 'purge-list'; accountId: string; listId: number }
 ) & {
   /** The chain of messages working on it: one at a time holds the purge's lease. */

@@ -30,8 +30,8 @@ export async function batchGet(keyList: Key[], consistent = false): Promise<Reco
 /** BatchWrite deletes, 25 at a time, retrying unprocessed items. */
 export const batchDelete = (keyList: Key[]) => batchWrite(keyList.map((Key) => ({ DeleteRequest: { Key } })));
 
-/** BatchWrite puts (whole items, unconditional), 25 at a time. */
-export const batchPut = (items: Record<string, unknown>[]) => batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
+/** BatchWrite puts (unconditional), 25 at a time, retrying unprocessed items. */
+export const batchPut = (items: (Key & Record<string, unknown>)[]) => batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
 
 type WriteRequest = { DeleteRequest: { Key: Key } } | { PutRequest: { Item: Record<string, unknown> } };
 

@@ -7,6 +7,25 @@
  */
 const acc = (accountId: string) => `ACC#${accountId}`;
 
+/** The authenticated user: a token's account and contact. */
+export interface Owner {
+  accountId: string;
+  contactId: string;
+}
+const ownerOf = (owner: Owner) => `${acc(owner.accountId)}#USER#${owner.contactId}`;
+const conversationPk = (owner: Owner, conversationId: string) => `${ownerOf(owner)}#CONV#${conversationId}`;
+const MESSAGE_SK_PREFIX = '#MSG#';
+
+/** The filterable state of a conversation, one gsi2 partition per combination (8 in all). */
+export interface ConversationState {
+  muted: boolean;
+  pinned: boolean;
+  archived: boolean;
+}
+const bit = (on: boolean) => (on ? '1' : '0');
+const conversationStatePartition = (owner: Owner, s: ConversationState) =>
+  `${ownerOf(owner)}#CONVS#M${bit(s.muted)}P${bit(s.pinned)}A${bit(s.archived)}`;
+
 export const keys = {
   account: (accountId: string) => ({ pk: acc(accountId), sk: 'ACCOUNT' }),
   contact: (accountId: string, contactId: string) => ({ pk: acc(accountId), sk: `CONTACT#${contactId}` }),
@@ -14,36 +33,41 @@ export const keys = {
   /** Looked up by hash alone: the bearer token is the only thing a request brings. */
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
 
-  conversation: (accountId: string, conversationId: string) => ({
-    pk: `${acc(accountId)}#CONV#${conversationId}`,
-    sk: 'CONV',
-  }),
-  /** gsi1: an account's conversations, newest first by id. */
-  conversationIndex: (accountId: string, conversationId: string) => ({
-    gsi1pk: `${acc(accountId)}#CONVS`,
+  /** Conversations and the messages in them belong to one user: the token's contact (see ownerOf). */
+  conversation: (owner: Owner, conversationId: string) => ({ pk: conversationPk(owner, conversationId), sk: 'CONV' }),
+  /**
+   * gsi1: the user's conversations, newest first by id. gsi2: the same, split
+   * by state (muted, pinned, archived), so every filter reads only matches.
+   */
+  conversationIndexes: (owner: Owner, conversationId: string, state: ConversationState) => ({
+    gsi1pk: `${ownerOf(owner)}#CONVS`,
     gsi1sk: conversationId,
+    gsi2pk: conversationStatePartition(owner, state),
+    gsi2sk: conversationId,
   }),
-  conversationsPartition: (accountId: string) => `${acc(accountId)}#CONVS`,
-  /** Uniqueness guard: one conversation per contact or group per account. */
-  conversationTarget: (accountId: string, targetId: string) => ({
-    pk: `${acc(accountId)}#CONVFOR#${targetId}`,
+  conversationsPartition: (owner: Owner) => `${ownerOf(owner)}#CONVS`,
+  conversationStatePartition: (owner: Owner, state: ConversationState) => conversationStatePartition(owner, state),
+  /** Uniqueness guard: one conversation per contact or group per user. */
+  conversationTarget: (owner: Owner, targetId: string) => ({
+    pk: `${ownerOf(owner)}#CONVFOR#${targetId}`,
     sk: 'CONVFOR',
   }),
 
-  message: (accountId: string, messageId: string) => ({
-    pk: `${acc(accountId)}#MSG#${messageId}`,
-    sk: 'MSG',
+  /**
+   * A message lives in its conversation's partition, sorted below the
+   * conversation item (`#` < `C`): one newest-first Query returns the
+   * conversation, proving it exists and is the caller's, then its messages.
+   */
+  message: (owner: Owner, conversationId: string, messageId: string) => ({
+    pk: conversationPk(owner, conversationId),
+    sk: `${MESSAGE_SK_PREFIX}${messageId}`,
   }),
-  /** gsi1: one conversation's messages; gsi2: all of an account's messages. */
-  messageIndexes: (accountId: string, conversationId: string, messageId: string) => ({
-    gsi1pk: `${acc(accountId)}#CONV#${conversationId}#MSGS`,
-    gsi1sk: messageId,
-    gsi2pk: `${acc(accountId)}#MSGS`,
-    gsi2sk: messageId,
-  }),
-  conversationMessagesPartition: (accountId: string, conversationId: string) =>
-    `${acc(accountId)}#CONV#${conversationId}#MSGS`,
-  accountMessagesPartition: (accountId: string) => `${acc(accountId)}#MSGS`,
+  messageSkPrefix: MESSAGE_SK_PREFIX,
+  /** Finds a message's conversation from the message id alone (the path of /v1/messages/{id}). */
+  messageLocator: (owner: Owner, messageId: string) => ({ pk: `${ownerOf(owner)}#MSG#${messageId}`, sk: 'MSG' }),
+  /** gsi2: all of a user's messages, newest first. */
+  messageIndex: (owner: Owner, messageId: string) => ({ gsi2pk: `${ownerOf(owner)}#MSGS`, gsi2sk: messageId }),
+  userMessagesPartition: (owner: Owner) => `${ownerOf(owner)}#MSGS`,
 
   idempotency: (accountId: string, keyHash: string) => ({ pk: `${acc(accountId)}#IDEM#${keyHash}`, sk: 'IDEM' }),
 

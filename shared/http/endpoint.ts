@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Principal } from '#shared/data/tokens';
 import type { MediaType } from '#shared/http/body';
 import { badRequest } from '#shared/http/errors';
-import { withIdempotency } from '#shared/http/idempotency';
+import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
 import { authenticate, errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
 
@@ -25,8 +25,12 @@ export interface EndpointSpec<B, Q> {
   query?: z.ZodType<Q>;
   /** Accepted body encodings (the messaging API takes both). */
   media?: readonly MediaType[];
-  /** Honour the Idempotency-Key header (creates). */
-  idempotent?: boolean;
+  /**
+   * Honour the Idempotency-Key header (creates). `per-user`: keys are the
+   * token's user's (account and contact), so a replay never answers one user
+   * with another's record.
+   */
+  idempotent?: boolean | 'per-user';
 }
 
 const noParameters = z.strictObject({});
@@ -58,7 +62,8 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>>(
     if (key.length === 0 || key.length > 255) {
       throw badRequest('Idempotency-Key must be 1 to 255 characters', 'Idempotency-Key');
     }
-    return withIdempotency(principal.accountId, key, JSON.stringify([event.httpMethod, event.path, body]), execute);
+    const scoped = spec.idempotent === 'per-user' ? userScopedKey(principal, key) : key;
+    return withIdempotency(principal.accountId, scoped, JSON.stringify([event.httpMethod, event.path, body]), execute);
   };
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()

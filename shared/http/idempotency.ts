@@ -4,7 +4,11 @@ import {
   completeIdempotencyKey,
   releaseIdempotencyKey,
 } from '#shared/data/idempotency';
+import type { Principal } from '#shared/data/tokens';
 import { conflict, unprocessable } from '#shared/http/errors';
+
+/** A key as one user of the account holds it: other users' equal keys are other keys. */
+export const userScopedKey = (principal: Principal, key: string) => `${principal.contactId}\n${key}`;
 
 /**
  * Runs `execute` once per (account, key): a replay within the window gets the

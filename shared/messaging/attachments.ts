@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Attachment } from '#shared/data/messages';
 import { badRequest } from '#shared/http/errors';
 import { integerField } from '#shared/http/fields';
+import { elementBytes } from '#shared/messaging/size';
 import { newId } from '#shared/util/ids';
 
 export const MAX_ATTACHMENTS = 10;
@@ -38,12 +39,20 @@ export const toAttachments = (input: AttachmentsInput | undefined): Attachment[]
     size: a.size ?? null,
   }));
 
-/** PUT appends; an empty value removes all. */
-export function mergeAttachments(current: Attachment[], input: AttachmentsInput): Attachment[] {
-  if (input === '' || input === null) return [];
-  const next = [...current, ...toAttachments(input)];
-  if (next.length > MAX_ATTACHMENTS) {
+export const attachmentsBytes = (list: Attachment[]) => list.reduce((n, a) => n + elementBytes(a), 0);
+
+export interface AttachmentsPlan {
+  clear: boolean;
+  append: Attachment[];
+  bytesDelta: number;
+}
+
+/** PUT appends; an empty value removes all. The count cap is checked here and again by the write's condition. */
+export function planAttachments(current: Attachment[], input: AttachmentsInput): AttachmentsPlan {
+  if (input === '' || input === null) return { clear: current.length > 0, append: [], bytesDelta: -attachmentsBytes(current) };
+  const append = toAttachments(input);
+  if (current.length + append.length > MAX_ATTACHMENTS) {
     throw badRequest(`A message can have at most ${MAX_ATTACHMENTS} attachments`, 'attachments');
   }
-  return next;
+  return { clear: false, append, bytesDelta: attachmentsBytes(append) };
 }

@@ -1,9 +1,9 @@
 import * as contacts from '#shared/data/contacts';
 import * as conversations from '#shared/data/conversations';
 import * as groups from '#shared/data/groups';
-import { getMessage } from '#shared/data/messages';
+import { isMessageOf } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
-import { badRequest, notFound } from '#shared/http/errors';
+import { badRequest, conflict, notFound } from '#shared/http/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
@@ -14,15 +14,16 @@ export async function openConversation(who: Principal, input: { contact_id?: str
     throw badRequest('Provide exactly one of contact_id or group_id', input.contact_id ? 'group_id' : 'contact_id');
   }
   if (input.contact_id !== undefined) {
+    if (input.contact_id === who.contactId) throw badRequest('A conversation is with another contact, not with yourself', 'contact_id');
     if (!(await contacts.getContact(who.accountId, input.contact_id))) throw notFound('contact', input.contact_id, 'contact_id');
-    return conversations.openConversation(who.accountId, who.contactId, { contactId: input.contact_id });
+    return conversations.openConversation(who, { contactId: input.contact_id });
   }
   if (!(await groups.getGroup(who.accountId, input.group_id!))) throw notFound('group', input.group_id!, 'group_id');
-  return conversations.openConversation(who.accountId, who.contactId, { groupId: input.group_id! });
+  return conversations.openConversation(who, { groupId: input.group_id! });
 }
 
 export async function getConversation(who: Principal, id: string) {
-  const conversation = await conversations.getConversation(who.accountId, id);
+  const conversation = await conversations.getConversation(who, id);
   if (!conversation) throw notFound('conversation', id, 'id');
   return conversation;
 }
@@ -31,9 +32,9 @@ export async function listConversations(
   who: Principal,
   query: CursorQuery & { muted?: boolean; archived?: boolean; pinned?: boolean; group_id?: string },
 ) {
-  const page = await cursorPage(query, async (id) => !!(await conversations.getConversation(who.accountId, id)));
+  const page = await cursorPage(query, async (id) => !!(await conversations.getConversation(who, id)));
   return conversations.listConversations(
-    who.accountId,
+    who,
     { muted: query.muted, archived: query.archived, pinned: query.pinned, groupId: query.group_id },
     page,
   );
@@ -48,26 +49,24 @@ export interface ConversationUpdate {
 }
 
 export async function updateConversation(who: Principal, id: string, update: ConversationUpdate) {
-  await getConversation(who, id);
-  if (typeof update.pinned_message_id === 'string') {
-    const message = await getMessage(who.accountId, update.pinned_message_id);
-    if (!message || message.conversation_id !== id) {
-      throw badRequest('pinned_message_id must be a message of this conversation', 'pinned_message_id');
-    }
+  const current = await getConversation(who, id);
+  if (typeof update.pinned_message_id === 'string' && !(await isMessageOf(who, id, update.pinned_message_id))) {
+    throw badRequest('pinned_message_id must be a message of this conversation', 'pinned_message_id');
   }
   const { opened, ...changes } = update;
-  const updated = await conversations.updateConversation(who.accountId, id, {
+  const updated = await conversations.updateConversation(who, current, {
     ...changes,
     ...(opened ? { last_opened_at: nowSeconds() } : {}),
   });
   if (!updated) throw notFound('conversation', id, 'id');
+  if (updated === 'conflict') throw conflict('The conversation is being changed by other requests; retry', 'concurrent_update');
   return updated;
 }
 
 /** Gone for readers at once; its messages are purged now and, if many, continued from the queue. */
 export async function deleteConversation(who: Principal, id: string, deadline: number) {
-  const job = { kind: 'purge-conversation', accountId: who.accountId, conversationId: id } as const;
-  const deleted = await conversations.deleteConversation(who.accountId, id, [purgeRecordPut(job)]);
+  const job = { kind: 'purge-conversation', accountId: who.accountId, contactId: who.contactId, conversationId: id } as const;
+  const deleted = await conversations.deleteConversation(who, id, [purgeRecordPut(job)]);
   if (!deleted) throw notFound('conversation', id, 'id');
   await startPurge(job, deadline);
 }

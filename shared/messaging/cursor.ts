@@ -9,22 +9,25 @@ export interface CursorQuery {
 
 export const DEFAULT_LIMIT = 10;
 
+export const invalidCursor = (query: CursorQuery) => {
+  const param = query.starting_after !== undefined ? 'starting_after' : 'ending_before';
+  return badRequest(`${param} must be the id of an item in this list`, param, 'invalid_cursor');
+};
+
 /**
- * Checks the cursor parameters and that the cursor id is an item of the list
- * being paged (`isInList`), as the contract wants a 400 otherwise.
+ * Checks the cursor parameters and, when `isInList` is given, that the
+ * cursor id is an item of the list being paged, as the contract wants a 400
+ * otherwise. (A list whose read proves it by itself passes no `isInList`.)
  */
 export async function cursorPage(
   query: CursorQuery,
-  isInList: (id: string) => Promise<boolean>,
+  isInList?: (id: string) => Promise<boolean>,
 ): Promise<CursorPageRequest> {
   if (query.starting_after !== undefined && query.ending_before !== undefined) {
     throw badRequest('Use either starting_after or ending_before, not both', 'ending_before');
   }
-  const param = query.starting_after !== undefined ? 'starting_after' : 'ending_before';
   const cursor = query.starting_after ?? query.ending_before;
-  if (cursor !== undefined && !(await isInList(cursor))) {
-    throw badRequest(`${param} must be the id of an item in this list`, param, 'invalid_cursor');
-  }
+  if (cursor !== undefined && isInList && !(await isInList(cursor))) throw invalidCursor(query);
   return {
     limit: query.limit ?? DEFAULT_LIMIT,
     ...(query.starting_after !== undefined ? { startingAfter: query.starting_after } : {}),

@@ -1,20 +1,33 @@
-import { batchGet } from '#shared/db/batch';
-import { keys } from '#shared/db/keys';
-import { clearPinnedMessage, getConversation } from '#shared/data/conversations';
+import { clearPinnedMessage, existingConversationIds } from '#shared/data/conversations';
 import * as messages from '#shared/data/messages';
-import type { Message } from '#shared/data/messages';
+import type { Message, MessageWrite } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
 import { badRequest, conflict, notFound } from '#shared/http/errors';
-import { mergeAttachments, toAttachments, type AttachmentsInput } from '#shared/messaging/attachments';
-import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
-import { applyReactions, reactionChanges, type ReactionsInput } from '#shared/messaging/reactions';
+import { attachmentsBytes, MAX_ATTACHMENTS, planAttachments, toAttachments, type AttachmentsInput } from '#shared/messaging/attachments';
+import { cursorPage, invalidCursor, type CursorQuery } from '#shared/messaging/cursor';
+import {
+  MAX_CONTACTS_PER_REACTION,
+  MAX_REACTION_NAMES,
+  planReactions,
+  reactionChanges,
+  type ReactionsInput,
+} from '#shared/messaging/reactions';
+import { MAX_EXTRAS_BYTES } from '#shared/messaging/size';
 import { newId, nowSeconds } from '#shared/util/ids';
+
+const tooLarge = (param: string) =>
+  badRequest(
+    `A message's reactions and attachments are limited to ${MAX_EXTRAS_BYTES} bytes (as encoded in a response); this change would pass that`,
+    param,
+    'message_too_large',
+  );
 
 export async function sendMessage(
   who: Principal,
   input: { conversation_id: string; message: string; attachments?: AttachmentsInput },
 ): Promise<Message> {
   const now = Date.now();
+  const attachments = toAttachments(input.attachments);
   const message: Message = {
     id: newId('msg', now),
     account_id: who.accountId,
@@ -22,53 +35,45 @@ export async function sendMessage(
     contact_id: who.contactId,
     message: input.message,
     reactions: [],
-    attachments: toAttachments(input.attachments),
+    attachments,
     read_at: null,
     created_at: Math.floor(now / 1000),
     updated_at: null,
-    version: 0,
+    extras_bytes: attachmentsBytes(attachments),
   };
-  if (!(await messages.insertMessage(message))) throw notFound('conversation', input.conversation_id, 'conversation_id');
-  return message;
-}
-
-/** A message whose conversation was deleted is already gone for readers, even before the purge reaches it. */
-async function visibleMessage(who: Principal, id: string): Promise<Message | undefined> {
-  const message = await messages.getMessage(who.accountId, id);
-  if (!message || !(await getConversation(who.accountId, message.conversation_id))) return undefined;
+  if (message.extras_bytes > MAX_EXTRAS_BYTES) throw tooLarge('attachments');
+  if (!(await messages.insertMessage(who, message))) throw notFound('conversation', input.conversation_id, 'conversation_id');
   return message;
 }
 
 export async function getMessage(who: Principal, id: string): Promise<Message> {
-  const message = await visibleMessage(who, id);
+  const message = await messages.findMessage(who, id);
   if (!message) throw notFound('message', id, 'id');
   return message;
 }
 
 export async function listMessages(who: Principal, query: CursorQuery & { conversation_id?: string }) {
   const conversationId = query.conversation_id;
-  if (conversationId !== undefined && !(await getConversation(who.accountId, conversationId))) {
-    throw notFound('conversation', conversationId, 'conversation_id');
+  if (conversationId === undefined) {
+    return listAcrossConversations(who, await cursorPage(query, (id) => messages.isUserMessage(who, id)));
   }
-  const page = await cursorPage(query, async (id) => {
-    const message = await messages.getMessage(who.accountId, id);
-    return !!message && (conversationId === undefined || message.conversation_id === conversationId);
-  });
-  if (conversationId !== undefined) return messages.listMessages(who.accountId, conversationId, page);
-  return listAcrossConversations(who.accountId, page);
+  const found = await messages.conversationMessages(who, conversationId, await cursorPage(query));
+  if (!found) throw notFound('conversation', conversationId, 'conversation_id');
+  if (!found.cursorFound) throw invalidCursor(query);
+  return found.page;
 }
 
 /**
- * The account-wide list may still index messages of a conversation being
+ * The user-wide list may still index messages of a conversation being
  * purged; drop those and read on so a page stays full.
  */
-async function listAcrossConversations(accountId: string, page: Awaited<ReturnType<typeof cursorPage>>) {
+async function listAcrossConversations(who: Principal, page: Awaited<ReturnType<typeof cursorPage>>) {
   const backwards = page.endingBefore !== undefined;
   const kept: Message[] = [];
   let request = page;
   for (let round = 0; round < 10; round++) {
-    const result = await messages.listMessages(accountId, undefined, { ...request, limit: page.limit - kept.length });
-    const live = await liveConversationIds(accountId, result.items);
+    const result = await messages.userMessages(who, { ...request, limit: page.limit - kept.length });
+    const live = await existingConversationIds(who, [...new Set(result.items.map((m) => m.conversation_id))]);
     const visible = result.items.filter((m) => live.has(m.conversation_id));
     kept.push(...(backwards ? visible.reverse() : visible));
     if (kept.length >= page.limit || !result.hasMore || result.items.length === 0) {
@@ -80,12 +85,6 @@ async function listAcrossConversations(accountId: string, page: Awaited<ReturnTy
   return { items: backwards ? kept.reverse() : kept, hasMore: true };
 }
 
-async function liveConversationIds(accountId: string, list: Message[]): Promise<Set<string>> {
-  const ids = [...new Set(list.map((m) => m.conversation_id))];
-  const found = await batchGet(ids.map((id) => keys.conversation(accountId, id)), true);
-  return new Set(found.map((item) => item.id as string));
-}
-
 export interface MessageUpdate {
   message?: string;
   reactions?: ReactionsInput;
@@ -93,33 +92,56 @@ export interface MessageUpdate {
   read?: boolean;
 }
 
-const MAX_ATTEMPTS = 5;
-const MAX_MESSAGE_BYTES = 350 * 1024;
+/** Plans the update against the message as read; undefined when it would change nothing. */
+function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType<typeof reactionChanges> | undefined) {
+  const reactions = changes === undefined ? undefined : planReactions(current.reactions, changes);
+  const attachments = update.attachments === undefined ? undefined : planAttachments(current.attachments, update.attachments);
+  const text = update.message !== undefined && update.message !== current.message ? update.message : undefined;
+  const markRead = update.read === true && current.read_at === null;
+  const bytesDelta = (reactions?.bytesDelta ?? 0) + (attachments?.bytesDelta ?? 0);
+  if (bytesDelta > 0 && current.extras_bytes + bytesDelta > MAX_EXTRAS_BYTES) {
+    throw tooLarge(reactions && reactions.bytesDelta > 0 ? 'reactions' : 'attachments');
+  }
+  const changed =
+    text !== undefined ||
+    markRead ||
+    (reactions !== undefined && (reactions.clearAll || reactions.ops.length > 0)) ||
+    (attachments !== undefined && (attachments.clear || attachments.append.length > 0));
+  if (!changed) return undefined;
+  const write: MessageWrite = {
+    text,
+    markRead,
+    reactions,
+    attachments,
+    bytesDelta,
+    limits: { names: MAX_REACTION_NAMES, contactsPerName: MAX_CONTACTS_PER_REACTION, attachments: MAX_ATTACHMENTS, extrasBytes: MAX_EXTRAS_BYTES },
+    now: nowSeconds(),
+  };
+  return write;
+}
 
-/** Read-modify-write with optimistic locking, so concurrent reactions are never lost. */
+/** A write's conditions fail only at a cap (or when the message went); then re-read and re-check. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Every change is an operation that commutes with concurrent ones, so
+ * concurrent reactions, attachments and read marks all land without retries;
+ * concurrent text edits: the last one wins.
+ */
 export async function updateMessage(who: Principal, id: string, update: MessageUpdate): Promise<Message> {
   const changes = update.reactions === undefined ? undefined : reactionChanges(update.reactions);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const current = await getMessage(who, id);
-    const next: Message = { ...current };
-    if (update.message !== undefined) next.message = update.message;
-    if (update.reactions !== undefined) next.reactions = applyReactions(current.reactions, changes!);
-    if (update.attachments !== undefined) next.attachments = mergeAttachments(current.attachments, update.attachments);
-    if (update.read && current.read_at === null) next.read_at = nowSeconds();
-    if (JSON.stringify(next) === JSON.stringify(current)) return current;
-    next.updated_at = nowSeconds();
-    // DynamoDB items stop at 400 KB; refuse growth past a safe margin instead of failing the write.
-    if (Buffer.byteLength(JSON.stringify(next)) > MAX_MESSAGE_BYTES) {
-      throw badRequest('The message with its reactions and attachments would be too large', 'reactions', 'message_too_large');
-    }
-    if ((await messages.replaceMessage(current, next)) === 'ok') return { ...next, version: current.version + 1 };
+    const write = planUpdate(current, update, changes);
+    if (!write) return current;
+    const written = await messages.writeMessage(who, current, write);
+    if (written !== 'failed') return written;
   }
-  throw conflict('The message is being changed by another request; retry', 'concurrent_update');
+  throw conflict('The message is being changed by other requests at one of its limits; retry', 'concurrent_update');
 }
 
 export async function deleteMessage(who: Principal, id: string): Promise<void> {
-  if (!(await visibleMessage(who, id))) throw notFound('message', id, 'id');
-  const deleted = await messages.deleteMessage(who.accountId, id);
-  if (!deleted) throw notFound('message', id, 'id');
-  await clearPinnedMessage(who.accountId, deleted.conversation_id, id);
+  const message = await getMessage(who, id);
+  if (!(await messages.deleteMessage(who, message.conversation_id, id))) throw notFound('message', id, 'id');
+  await clearPinnedMessage(who, message.conversation_id, id);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { ReactionEntry } from '#shared/data/messages';
+import type { ReactionEntry, ReactionOp } from '#shared/data/messages';
 import { badRequest } from '#shared/http/errors';
+import { elementBytes } from '#shared/messaging/size';
 
 export const MAX_REACTION_NAMES = 50;
 export const MAX_CONTACTS_PER_REACTION = 1000;
@@ -17,11 +18,24 @@ export const reactionName = z
 
 const contactName = z.string().min(1, 'must not be empty').max(100, 'is too long');
 /** `reactions[name][]=a` gives a list, `reactions[name]=a` a string, `reactions[name]=` unsets. */
-const contactsValue = z.union([z.array(contactName).min(1, 'must name at least one contact').max(MAX_CONTACTS_PER_REACTION), z.literal(''), z.null(), contactName]);
+const contactsValue = z.union([
+  z.array(contactName).min(1, 'must name at least one contact').max(MAX_CONTACTS_PER_REACTION, `must name at most ${MAX_CONTACTS_PER_REACTION} contacts`),
+  z.literal(''),
+  z.null(),
+  contactName,
+]);
 const reactionMap = z.record(z.string(), contactsValue);
 
-/** Accepts `{name: [...]}`, the documented array form `[{name: [...]}]`, or an empty value to clear all. */
-export const reactionsInput = z.union([z.literal(''), z.null(), reactionMap, z.array(reactionMap).max(MAX_REACTION_NAMES)]);
+/**
+ * Accepts `{name: [...]}`, the documented array form `[{name: [...]}]`, or an
+ * empty value to clear all. A request names at most 50 reactions and 1,000
+ * contacts per name, so everything after the schema is bounded.
+ */
+export const reactionsInput = z
+  .union([z.literal(''), z.null(), reactionMap, z.array(reactionMap).max(MAX_REACTION_NAMES)])
+  .refine((input) => !input || (Array.isArray(input) ? input : [input]).reduce((n, map) => n + Object.keys(map).length, 0) <= MAX_REACTION_NAMES, {
+    error: `a request can name at most ${MAX_REACTION_NAMES} reactions`,
+  });
 export type ReactionsInput = z.infer<typeof reactionsInput>;
 
 export type ReactionChange = { name: string; add: string[] } | { name: string; remove: true };
@@ -42,27 +56,71 @@ export function reactionChanges(input: ReactionsInput): ReactionChange[] | null 
   return changes;
 }
 
-/** Applies changes as set unions in first-added order; never mutates `current`. */
-export function applyReactions(current: ReactionEntry[], changes: ReactionChange[] | null): ReactionEntry[] {
-  if (changes === null) return [];
-  const next = current.map((entry) => ({ name: entry.name, contacts: [...entry.contacts] }));
+export interface ReactionsPlan {
+  clearAll: boolean;
+  ops: ReactionOp[];
+  /** Names the plan adds minus existing names it removes, against the message as read. */
+  namesAdded: number;
+  /** Change of the message's encoded size (see size.ts). */
+  bytesDelta: number;
+}
+
+const nameBytes = (name: string) => elementBytes({ [name]: [] });
+export const reactionsBytes = (entries: ReactionEntry[]) =>
+  entries.reduce((n, e) => n + nameBytes(e.name) + e.contacts.reduce((m, c) => m + elementBytes(c), 0), 0);
+
+/**
+ * Plans the changes against the message as read: only contacts not yet
+ * there are appended, and the caps are checked on the result (400 naming
+ * the reaction). The caps are checked again by the write's condition, so a
+ * concurrent request cannot push the message past them either.
+ */
+export function planReactions(current: ReactionEntry[], changes: ReactionChange[] | null): ReactionsPlan {
+  if (changes === null) {
+    return { clearAll: current.length > 0, ops: [], namesAdded: 0, bytesDelta: -reactionsBytes(current) };
+  }
+  // Fold the request per name, in order: a removal resets what came before it.
+  const folded = new Map<string, { removed: boolean; add: Set<string> }>();
   for (const change of changes) {
-    const index = next.findIndex((entry) => entry.name === change.name);
-    if ('remove' in change) {
-      if (index >= 0) next.splice(index, 1);
-      continue;
-    }
-    const entry = index >= 0 ? next[index]! : { name: change.name, contacts: [] };
-    if (index < 0) next.push(entry);
-    for (const contact of change.add) if (!entry.contacts.includes(contact)) entry.contacts.push(contact);
-    if (entry.contacts.length > MAX_CONTACTS_PER_REACTION) {
-      throw badRequest(`A reaction can name at most ${MAX_CONTACTS_PER_REACTION} contacts`, `reactions[${change.name}]`);
+    const entry = folded.get(change.name) ?? { removed: false, add: new Set<string>() };
+    if ('remove' in change) folded.set(change.name, { removed: true, add: new Set() });
+    else {
+      for (const contact of change.add) entry.add.add(contact);
+      folded.set(change.name, entry);
     }
   }
-  if (next.length > MAX_REACTION_NAMES) {
+  const existing = new Map(current.map((e) => [e.name, e]));
+  const ops: ReactionOp[] = [];
+  let namesAdded = 0;
+  let bytesDelta = 0;
+  for (const [name, { removed, add }] of folded) {
+    const before = existing.get(name);
+    const beforeBytes = before ? reactionsBytes([before]) : 0;
+    let contactsAfter: number;
+    if (removed) {
+      if (add.size === 0 && !before) continue;
+      const contacts = [...add];
+      ops.push(add.size === 0 ? { kind: 'remove', name } : { kind: 'replace', name, contacts });
+      bytesDelta += (add.size === 0 ? 0 : reactionsBytes([{ name, contacts }])) - beforeBytes;
+      namesAdded += (add.size > 0 ? 1 : 0) - (before ? 1 : 0);
+      contactsAfter = add.size;
+    } else {
+      const known = new Set(before?.contacts ?? []);
+      const fresh = [...add].filter((c) => !known.has(c));
+      if (fresh.length === 0) continue;
+      ops.push({ kind: 'add', name, contacts: fresh });
+      bytesDelta += (before ? 0 : nameBytes(name)) + fresh.reduce((n, c) => n + elementBytes(c), 0);
+      namesAdded += before ? 0 : 1;
+      contactsAfter = known.size + fresh.length;
+    }
+    if (contactsAfter > MAX_CONTACTS_PER_REACTION) {
+      throw badRequest(`A reaction can name at most ${MAX_CONTACTS_PER_REACTION} contacts`, `reactions[${name}]`);
+    }
+  }
+  if (current.length + namesAdded > MAX_REACTION_NAMES) {
     throw badRequest(`A message can have at most ${MAX_REACTION_NAMES} reaction names`, 'reactions');
   }
-  return next;
+  return { clearAll: false, ops, namesAdded, bytesDelta };
 }
 
 /** The wire form: one single-key object per reaction, in order. */

@@ -66,6 +66,12 @@ describe.each(transports())('conversations over %s', (transport) => {
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param });
   });
 
+  it('refuses a conversation with oneself, naming contact_id', async () => {
+    const res = await open(t, { contact_id: t.userContactId });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'contact_id' });
+  });
+
   it('answers 404 naming the parameter for an unknown contact or group', async () => {
     const contact = await open(t, { contact_id: 'ct_01JD0000000000000000000000' });
     expect(contact.status).toBe(404);
@@ -122,6 +128,23 @@ describe.each(transports())('conversations over %s', (transport) => {
       expect(wrong.body.error.param).toBe('pinned_message_id');
       const clear = await api.call('PUT', path, { ...as(tenant), form: { pinned_message_id: '' } });
       expect(clear.body.pinned_message_id).toBeNull();
+    });
+
+    it('applies concurrent mute, pin and archive, and lists the conversation by its final state', async () => {
+      const tenant = await aTenant();
+      const { body: conv } = await open(tenant, { contact_id: tenant.contactIds.bob! });
+      const path = `/v1/conversations/${conv.id}`;
+      const forms: Record<string, string>[] = [{ is_muted: 'true' }, { is_pinned: 'true' }, { archived_at: '1700000000' }, { opened: 'true' }];
+      const results = await Promise.all(forms.map((form) => api.call('PUT', path, { ...as(tenant), form })));
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      const { body } = await api.call('GET', path, as(tenant));
+      expect(body).toMatchObject({ is_muted: true, is_pinned: true, archived_at: 1700000000, last_opened_at: expect.any(Number) });
+      const list = (query: Record<string, string>) =>
+        api.call('GET', '/v1/conversations', { ...as(tenant), query }).then((r) => r.body.data.map((c: { id: string }) => c.id));
+      expect(await list({ muted: 'true', pinned: 'true', archived: 'true' })).toEqual([conv.id]);
+      expect(await list({ muted: 'false' })).toEqual([]);
+      expect(await list({ pinned: 'false' })).toEqual([]);
+      expect(await list({ archived: 'false' })).toEqual([]);
     });
 
     it('records opening with opened=true', async () => {

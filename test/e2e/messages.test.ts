@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '#shared/data/idempotency';
+import { userScopedKey } from '#shared/http/idempotency';
+import { countDynamoCalls } from '../steps/dynamodb-calls.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -157,7 +159,8 @@ describe.each(transports())('messages over %s', (transport) => {
 
     it('answers 409 while the first request with the key is still running', async () => {
       const form = { conversation_id: conversationId, message: 'slow' };
-      await claimIdempotencyKey(t.accountId, 'in-flight', JSON.stringify(['POST', '/v1/messages', form]));
+      const key = userScopedKey({ accountId: t.accountId, contactId: t.userContactId }, 'in-flight');
+      await claimIdempotencyKey(t.accountId, key, JSON.stringify(['POST', '/v1/messages', form]));
       const res = await send({ message: 'slow' }, t, { 'Idempotency-Key': 'in-flight' });
       expect(res.status).toBe(409);
     });
@@ -219,12 +222,42 @@ describe.each(transports())('messages over %s', (transport) => {
       expect(res.body.reactions).toEqual([{ thumbsup: ['alice'] }, { 'red-heart': ['bob'] }]);
     });
 
-    it('never loses a reaction to a concurrent one', async () => {
+    it('keeps every one of 50 concurrent reaction edits: new names, one name by many, and removals', async () => {
       const { body: msg } = await send({ message: 'race' });
-      const names = ['a', 'b', 'c', 'd', 'e'];
-      await Promise.all(names.map((n) => update(msg.id, { 'reactions[wave][]': n })));
+      const removable = Array.from({ length: 10 }, (_, i) => `r${i}`);
+      await update(msg.id, Object.fromEntries(removable.map((name) => [`reactions[${name}][]`, 'seed'])));
+      const edits = [
+        ...Array.from({ length: 20 }, (_, i) => ({ [`reactions[n${i}][]`]: `u${i}` })),
+        ...Array.from({ length: 20 }, (_, i) => ({ 'reactions[wave][]': `w${i}` })),
+        ...removable.map((name) => ({ [`reactions[${name}]`]: '' })),
+      ];
+      const results = await Promise.all(edits.map((form) => update(msg.id, form)));
+      expect(results.map((r) => r.status)).toEqual(edits.map(() => 200));
+
       const got = await api.call('GET', `/v1/messages/${msg.id}`, as(t));
-      expect([...got.body.reactions[0].wave].sort()).toEqual(names);
+      const reactions = Object.assign({}, ...got.body.reactions) as Record<string, string[]>;
+      expect(got.body.reactions).toHaveLength(21);
+      expect(Object.keys(reactions).sort()).toEqual(['wave', ...Array.from({ length: 20 }, (_, i) => `n${i}`)].sort());
+      for (let i = 0; i < 20; i++) expect(reactions[`n${i}`]).toEqual([`u${i}`]);
+      expect([...reactions.wave!].sort()).toEqual(Array.from({ length: 20 }, (_, i) => `w${i}`).sort());
+    });
+
+    it('keeps concurrent text edits, attachments and read marks apart: the last text wins, the rest all land', async () => {
+      const { body: msg } = await send({ message: 'before' });
+      const results = await Promise.all([
+        update(msg.id, { message: 'one' }),
+        update(msg.id, { message: 'two' }),
+        update(msg.id, { 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://x.example.com/a' }),
+        update(msg.id, { 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://x.example.com/b' }),
+        update(msg.id, { read: 'true' }),
+        update(msg.id, { 'reactions[ok][]': 'alice' }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      const { body } = await api.call('GET', `/v1/messages/${msg.id}`, as(t));
+      expect(['one', 'two']).toContain(body.message);
+      expect(body.attachments.map((a: { url: string }) => a.url).sort()).toEqual(['https://x.example.com/a', 'https://x.example.com/b']);
+      expect(body.read_at).toEqual(expect.any(Number));
+      expect(body.reactions).toEqual([{ ok: ['alice'] }]);
     });
 
     it.each([['reactions[not valid!][]'], ['reactions[' + 'x'.repeat(33) + '][]'], ['reactions[👍👍][]']])(
@@ -237,7 +270,7 @@ describe.each(transports())('messages over %s', (transport) => {
       },
     );
 
-    it('caps a message at 50 reaction names', async () => {
+    it('caps a message at 50 reaction names, in one request or over several', async () => {
       const { body: msg } = await send({ message: 'crowded' });
       const form = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`reactions[r${i}][]`, 'alice']));
       const res = await update(msg.id, form);
@@ -245,6 +278,35 @@ describe.each(transports())('messages over %s', (transport) => {
       expect(res.body.error.param).toBe('reactions');
       const ok = await update(msg.id, Object.fromEntries(Object.entries(form).slice(0, 50)));
       expect(ok.body.reactions).toHaveLength(50);
+      const more = await update(msg.id, { 'reactions[r50][]': 'alice' });
+      expect(more.status).toBe(400);
+      expect(more.body.error).toMatchObject({ code: 'parameter_invalid', param: 'reactions' });
+      // Existing names still take contacts, and a removal makes room.
+      expect((await update(msg.id, { 'reactions[r0][]': 'bob' })).status).toBe(200);
+      const swap = await api.call('PUT', `/v1/messages/${msg.id}`, { ...as(t), json: { reactions: [{ r1: '' }, { r50: ['alice'] }] } });
+      expect(swap.status).toBe(200);
+      expect(swap.body.reactions).toHaveLength(50);
+      expect(swap.body.reactions.at(-1)).toEqual({ r50: ['alice'] });
+    });
+
+    it('caps a reaction at 1,000 contacts, in one request or over several', async () => {
+      const { body: msg } = await send({ message: 'popular' });
+      // JSON: a form body stops at 1,000 parameters.
+      const putJson = (reactions: unknown) => api.call('PUT', `/v1/messages/${msg.id}`, { ...as(t), json: { reactions } });
+      const crowd = Array.from({ length: 1001 }, (_, i) => `c${i}`);
+      const tooMany = await putJson({ wave: crowd });
+      expect(tooMany.status).toBe(400);
+      expect(tooMany.body.error.param).toBe('reactions[wave]');
+      const full = await putJson({ wave: crowd.slice(0, 1000) });
+      expect(full.status).toBe(200);
+      expect(full.body.reactions[0].wave).toHaveLength(1000);
+      const more = await update(msg.id, { 'reactions[wave][]': ['c0', 'one-more'] });
+      expect(more.status).toBe(400);
+      expect(more.body.error).toMatchObject({ code: 'parameter_invalid', param: 'reactions[wave]' });
+      // Contacts already there are no change at all.
+      const same = await update(msg.id, { 'reactions[wave][]': ['c0', 'c999'] });
+      expect(same.status).toBe(200);
+      expect(same.body.updated_at).toBe(full.body.updated_at);
     });
 
     it('appends attachments and clears them with an empty value', async () => {
@@ -322,6 +384,16 @@ describe.each(transports())('messages over %s', (transport) => {
       const res = await api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } });
       expect(ids(res)).toEqual(inA);
       expect(res.body.has_more).toBe(false);
+    });
+
+    it('reads one conversation with a single Query that also proves the conversation is the caller\'s', async () => {
+      if (transport === 'remote') return;
+      const { result, calls } = await countDynamoCalls(() =>
+        api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } }),
+      );
+      expect(ids(result)).toEqual(inA);
+      // The token, the Query (conversation item and page), the senders.
+      expect(calls.map((c) => c.command)).toEqual(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand']);
     });
 
     it('pages both ways with cursors', async () => {

@@ -1,20 +1,51 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aTenant, type Tenant } from '../steps/given.ts';
+import { aTenant, anotherUserOf, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
-/** Another account's ids must look exactly like ids that never existed, and nothing of theirs may change. */
-describe.each(transports())('tenancy over %s', (transport) => {
+/** Someone trying the owner's records: what they hold, and whom they can talk to in their own account. */
+interface Intruder {
+  token: string;
+  contactId: string;
+  groupId: string;
+}
+
+const intruders: Record<string, (owner: Tenant) => Promise<Intruder>> = {
+  'another account': async () => {
+    const other = await aTenant();
+    return { token: other.token, contactId: other.contactIds.bob!, groupId: other.groupId };
+  },
+  // Contacts and groups are the account's, so this user can open conversations with the owner's bob and group.
+  'another user of the same account': async (owner) => {
+    const user = await anotherUserOf(owner);
+    return { token: user.token, contactId: owner.contactIds.bob!, groupId: owner.groupId };
+  },
+};
+
+/**
+ * Conversations, and the messages, pins and read state in them, belong to
+ * the user: another account's and another user's ids must look exactly like
+ * ids that never existed, and nothing of the owner's may change.
+ */
+const cases = transports().flatMap((transport) => Object.keys(intruders).map((who) => [transport, who] as const));
+
+describe.each(cases)('tenancy over %s: %s', (transport, who) => {
   let api: ApiClient;
   let owner: Tenant;
-  let intruder: Tenant;
+  let intruder: Intruder;
   let conv: { id: string };
-  let msg: { id: string };
+  let msg: { id: string; message: string };
+  const sendKey = 'owner-send-1';
+  const sendForm = () => ({ conversation_id: conv.id, message: 'private' });
 
   beforeAll(async () => {
     api = await apiClient('chat', transport);
-    [owner, intruder] = await Promise.all([aTenant(), aTenant()]);
+    owner = await aTenant();
+    intruder = await intruders[who]!(owner);
     conv = (await api.call('POST', '/v1/conversations', { token: owner.token, form: { contact_id: owner.contactIds.bob! } })).body;
-    msg = (await api.call('POST', '/v1/messages', { token: owner.token, form: { conversation_id: conv.id, message: 'private' } })).body;
+    await api.call('POST', '/v1/conversations', { token: owner.token, form: { group_id: owner.groupId } });
+    msg = (await api.call('POST', '/v1/messages', { token: owner.token, form: sendForm(), headers: { 'Idempotency-Key': sendKey } })).body;
+    await api.call('PUT', `/v1/conversations/${conv.id}`, { token: owner.token, form: { pinned_message_id: msg.id, opened: 'true' } });
+    await api.call('PUT', `/v1/messages/${msg.id}`, { token: owner.token, form: { read: 'true', 'reactions[ok][]': 'alice' } });
   });
   afterAll(() => api.close());
 
@@ -23,56 +54,74 @@ describe.each(transports())('tenancy over %s', (transport) => {
     message: (await api.call('GET', `/v1/messages/${msg.id}`, { token: owner.token })).body,
     conversations: (await api.call('GET', '/v1/conversations', { token: owner.token })).body,
     messages: (await api.call('GET', '/v1/messages', { token: owner.token })).body,
+    inConversation: (await api.call('GET', '/v1/messages', { token: owner.token, query: { conversation_id: conv.id } })).body,
   });
 
   const attempts: [string, string, () => Record<string, unknown>, string?][] = [
     ['GET', '/v1/conversations/{conv}', () => ({})],
-    ['PUT', '/v1/conversations/{conv}', () => ({ form: { is_muted: 'true', archived_at: '1700000000' } })],
+    ['PUT', '/v1/conversations/{conv}', () => ({ form: { is_muted: 'true', archived_at: '1700000000', pinned_message_id: '' } })],
+    ['PUT', '/v1/conversations/{conv}', () => ({ form: { opened: 'true' } })],
     ['DELETE', '/v1/conversations/{conv}', () => ({})],
     ['GET', '/v1/messages/{msg}', () => ({})],
     ['PUT', '/v1/messages/{msg}', () => ({ form: { message: 'hijacked', 'reactions[x][]': 'eve' } })],
+    ['PUT', '/v1/messages/{msg}', () => ({ form: { reactions: '', attachments: '', read: 'true' } })],
     ['DELETE', '/v1/messages/{msg}', () => ({})],
     ['POST', '/v1/messages', () => ({ form: { conversation_id: conv.id, message: 'sneaky' } }), 'conversation_id'],
+    // The owner's own request under the owner's key: it must not replay the owner's message.
+    ['POST', '/v1/messages', () => ({ form: sendForm(), headers: { 'Idempotency-Key': sendKey } }), 'conversation_id'],
     ['GET', '/v1/messages', () => ({ query: { conversation_id: conv.id } }), 'conversation_id'],
-    ['POST', '/v1/conversations', () => ({ form: { contact_id: owner.contactIds.bob! } }), 'contact_id'],
-    ['POST', '/v1/conversations', () => ({ form: { group_id: owner.groupId } }), 'group_id'],
+    ['GET', '/v1/messages', () => ({ query: { conversation_id: conv.id, starting_after: msg.id } }), 'conversation_id'],
   ];
 
-  it.each(attempts.map(([method, path, options, param]) => [method, path, options, param]))(
-    "%s %s with another account's ids answers 404 and changes nothing",
-    async (method, path, options, param) => {
-      const before = await snapshot();
-      const res = await api.call(method as string, (path as string).replace('{conv}', conv.id).replace('{msg}', msg.id), {
-        token: intruder.token,
-        ...(options as () => Record<string, unknown>)(),
-      });
-      expect(res.status).toBe(404);
-      expect(res.body.error.type).toBe('invalid_request_error');
-      if (param) expect(res.body.error.param).toBe(param);
-      // The same answer as for an id that never existed: no existence leak.
-      expect(res.body.error.message).not.toMatch(/another account|forbidden|permission/i);
-      expect(await snapshot()).toEqual(before);
-    },
-  );
-
-  it("never lists another account's records", async () => {
-    const convs = await api.call('GET', '/v1/conversations', { token: intruder.token, query: { limit: 100 } });
-    const msgs = await api.call('GET', '/v1/messages', { token: intruder.token, query: { limit: 100 } });
-    expect(convs.body.data).toEqual([]);
-    expect(msgs.body.data).toEqual([]);
-    const byGroup = await api.call('GET', '/v1/conversations', { token: intruder.token, query: { group_id: owner.groupId } });
-    expect(byGroup.body.data).toEqual([]);
+  it.each(attempts)("%s %s with the owner's ids answers 404 and changes nothing", async (method, path, options, param) => {
+    const before = await snapshot();
+    const res = await api.call(method, path.replace('{conv}', conv.id).replace('{msg}', msg.id), { token: intruder.token, ...options() });
+    expect(res.status).toBe(404);
+    expect(res.body.error.type).toBe('invalid_request_error');
+    if (param) expect(res.body.error.param).toBe(param);
+    // The same answer as for an id that never existed: no existence leak.
+    expect(res.body.error.message).not.toMatch(/another (account|user)|forbidden|permission|owner/i);
+    expect(await snapshot()).toEqual(before);
   });
 
-  it("rejects another account's ids as cursors", async () => {
+  it.each([['contact_id'], ['group_id']])('opening a conversation by %s gives their own, never the owner\'s', async (param) => {
+    const before = await snapshot();
+    const form = { [param!]: param === 'contact_id' ? intruder.contactId : intruder.groupId };
+    const first = await api.call('POST', '/v1/conversations', { token: intruder.token, form });
+    expect(first.status).toBe(201);
+    expect(first.body.id).not.toBe(conv.id);
+    expect(first.body).toMatchObject({ pinned_message_id: null, last_opened_at: null, last_active_at: null });
+    const again = await api.call('POST', '/v1/conversations', { token: intruder.token, form });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(first.body.id);
+    // And theirs is as invisible to the owner as the owner's is to them.
+    expect((await api.call('GET', `/v1/conversations/${first.body.id}`, { token: owner.token })).status).toBe(404);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("never lists the owner's records", async () => {
+    const ownerIds = [conv.id, msg.id];
+    const queries: Record<string, string>[] = [{}, { muted: 'false' }, { pinned: 'false' }, { archived: 'false' }, { group_id: owner.groupId }];
+    for (const query of queries) {
+      const convs = await api.call('GET', '/v1/conversations', { token: intruder.token, query: { ...query, limit: 100 } });
+      expect(convs.status).toBe(200);
+      expect(convs.body.data.filter((c: { id: string }) => ownerIds.includes(c.id))).toEqual([]);
+    }
+    const msgs = await api.call('GET', '/v1/messages', { token: intruder.token, query: { limit: 100 } });
+    expect(msgs.body.data).toEqual([]);
+  });
+
+  it("rejects the owner's ids as cursors", async () => {
     const res = await api.call('GET', '/v1/conversations', { token: intruder.token, query: { starting_after: conv.id } });
     expect(res.status).toBe(400);
+    expect(res.body.error.param).toBe('starting_after');
     const msgs = await api.call('GET', '/v1/messages', { token: intruder.token, query: { ending_before: msg.id } });
     expect(msgs.status).toBe(400);
+    expect(msgs.body.error.param).toBe('ending_before');
   });
 
-  it("cannot pin another account's message", async () => {
-    const own = (await api.call('POST', '/v1/conversations', { token: intruder.token, form: { contact_id: intruder.contactIds.bob! } })).body;
+  it("cannot pin the owner's message in their own conversation", async () => {
+    const own = (await api.call('POST', '/v1/conversations', { token: intruder.token, form: { contact_id: intruder.contactId } })).body;
     const res = await api.call('PUT', `/v1/conversations/${own.id}`, { token: intruder.token, form: { pinned_message_id: msg.id } });
     expect(res.status).toBe(400);
     expect(res.body.error.param).toBe('pinned_message_id');

@@ -7,7 +7,7 @@ import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { settleOutboxes } from '#shared/email/work';
 import { aTenant } from '../steps/given.ts';
-import { countDbCalls } from '../steps/db-calls.ts';
+import { byCommand, countDynamoCalls } from '../steps/dynamodb-calls.ts';
 
 const itemBytes = async (key: { pk: string; sk: string }) => {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
@@ -70,8 +70,8 @@ describe('collection page index against DynamoDB Local', () => {
     const stored = await getEmailList(t.accountId, list.id);
     expect(stored!.email_count).toBe(240);
     const page2 = await listEmailsPage(t.accountId, { kind: 'list', listId: list.id }, 2);
-    const { result: page3, calls } = await countDbCalls(() => listEmailsPage(t.accountId, { kind: 'list', listId: list.id }, 3));
-    expect(calls).toEqual({ GetItem: 1, Query: 1 });
+    const { result: page3, calls } = await countDynamoCalls(() => listEmailsPage(t.accountId, { kind: 'list', listId: list.id }, 3));
+    expect(byCommand(calls)).toEqual({ GetItem: 1, Query: 1 });
     if (!page2 || page2 === 'missing' || !page3 || page3 === 'missing') throw new Error('pages missing');
     expect(page2.position).toMatchObject({ totalPages: 3, total: 240 });
     expect(page2.emails.map((e) => e.email)).toEqual([...early.slice(130).map((e) => e.email), ...late.slice(0, 80).map((e) => e.email)]);

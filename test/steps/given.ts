@@ -1,5 +1,8 @@
 import { createContact } from '#shared/data/contacts';
+import { conversationItem, newConversation, type Conversation } from '#shared/data/conversations';
 import { issueToken } from '#shared/data/tokens';
+import { batchPut } from '#shared/db/batch';
+import { newId } from '#shared/util/ids';
 import { seedDemo, type DemoSeed } from '../../scripts/local/seed.ts';
 
 /**
@@ -14,4 +17,22 @@ export const aTenant = (): Promise<Tenant> => seedDemo();
 export async function anotherUserOf(tenant: Tenant, username = 'dave') {
   const contact = await createContact({ accountId: tenant.accountId, username });
   return { contact, token: await issueToken({ accountId: tenant.accountId, contactId: contact.id }) };
+}
+
+/**
+ * `count` conversations of the tenant's user, each with a contact of its own
+ * (ids only: listing never reads the contacts), written in bulk rather than
+ * over the API; `shape(i)` sets fields of the i-th. Returned oldest first.
+ */
+export async function manyConversations(tenant: Tenant, count: number, shape: (i: number) => Partial<Conversation> = () => ({})) {
+  const owner = { accountId: tenant.accountId, contactId: tenant.userContactId };
+  const conversations = Array.from({ length: count }, (_, i): Conversation => ({
+    ...newConversation(owner, { contactId: newId('ct') }),
+    ...shape(i),
+  }));
+  const items = conversations.map(conversationItem);
+  const parallel = 8;
+  const slice = Math.ceil(items.length / parallel);
+  await Promise.all(Array.from({ length: parallel }, (_, i) => batchPut(items.slice(i * slice, (i + 1) * slice))));
+  return conversations;
 }

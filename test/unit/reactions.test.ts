@@ -1,21 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { applyReactions, presentReactions, reactionChanges, reactionsInput } from '#shared/messaging/reactions';
+import type { ReactionEntry } from '#shared/data/messages';
+import { planReactions, presentReactions, reactionChanges, reactionsBytes, reactionsInput } from '#shared/messaging/reactions';
+import { encodedBytes } from '#shared/messaging/size';
 
 const changes = (input: unknown) => reactionChanges(reactionsInput.parse(input));
+const entries = (...list: [string, string[]][]): ReactionEntry[] => list.map(([name, contacts]) => ({ name, contacts }));
 
 describe('reactions', () => {
-  it('merges as set unions, keeping first-added order of names and contacts', () => {
-    const first = applyReactions([], changes({ thumbsup: ['alice', 'bob'], heart: ['carol'] }));
-    const second = applyReactions(first, changes({ thumbsup: ['bob', 'dave'], '🎉': 'erin' }));
-    expect(presentReactions(second)).toEqual([{ thumbsup: ['alice', 'bob', 'dave'] }, { heart: ['carol'] }, { '🎉': ['erin'] }]);
-    expect(presentReactions(first)).toEqual([{ thumbsup: ['alice', 'bob'] }, { heart: ['carol'] }]);
+  it('plans appends of only the contacts not there yet, in request order', () => {
+    const current = entries(['thumbsup', ['alice', 'bob']], ['heart', ['carol']]);
+    const plan = planReactions(current, changes({ thumbsup: ['bob', 'dave'], '🎉': 'erin', heart: ['carol'] }));
+    expect(plan.ops).toEqual([
+      { kind: 'add', name: 'thumbsup', contacts: ['dave'] },
+      { kind: 'add', name: '🎉', contacts: ['erin'] },
+    ]);
+    expect(plan.namesAdded).toBe(1);
+    expect(plan.clearAll).toBe(false);
   });
 
-  it('removes one reaction with an empty value and all with an empty reactions value', () => {
-    const current = applyReactions([], changes([{ a: ['x'] }, { b: ['y'] }]));
-    expect(presentReactions(applyReactions(current, changes({ a: '' })))).toEqual([{ b: ['y'] }]);
-    expect(applyReactions(current, changes(''))).toEqual([]);
-    expect(applyReactions(current, changes(null))).toEqual([]);
+  it('removes a name with an empty value, re-adds it afresh after a removal, and clears all', () => {
+    const current = entries(['a', ['x']], ['b', ['y']]);
+    expect(planReactions(current, changes({ a: '' })).ops).toEqual([{ kind: 'remove', name: 'a' }]);
+    expect(planReactions(current, changes({ nope: '' })).ops).toEqual([]);
+    expect(planReactions(current, changes([{ a: '' }, { a: ['z'] }])).ops).toEqual([{ kind: 'replace', name: 'a', contacts: ['z'] }]);
+    expect(planReactions(current, changes([{ c: ['z'] }, { c: '' }])).ops).toEqual([]);
+    expect(planReactions(current, changes(''))).toMatchObject({ clearAll: true, ops: [], bytesDelta: -reactionsBytes(current) });
+    expect(planReactions(current, changes(null)).clearAll).toBe(true);
   });
 
   it.each(['thumbsup', 'red-heart', 'plus_1', '+1', '👍', '👍🏽', '🇫🇷', '👨‍👩‍👧'])('accepts the name %s', (name) => {
@@ -26,12 +36,28 @@ describe('reactions', () => {
     expect(() => changes({ [name]: ['a'] })).toThrow(/reaction name/);
   });
 
-  it('caps names per message and contacts per name', () => {
-    const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`r${i}`, ['a']]));
-    expect(() => applyReactions([], changes(many))).toThrow(/at most 50/);
-    const crowd = Array.from({ length: 1000 }, (_, i) => `c${i}`);
-    const full = applyReactions([], changes({ wave: crowd }));
-    expect(() => applyReactions(full, changes({ wave: ['one-more'] }))).toThrow(/at most 1000/);
+  it('caps a request at 50 names and 1,000 contacts per name in the schema, before any merging', () => {
+    const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`r${i}`, 'a']));
+    expect(reactionsInput.safeParse(many).success).toBe(false);
+    expect(reactionsInput.safeParse(Array.from({ length: 51 }, (_, i) => ({ [`r${i}`]: 'a' }))).success).toBe(false);
+    expect(reactionsInput.safeParse({ wave: Array.from({ length: 1001 }, (_, i) => `c${i}`) }).success).toBe(false);
+    expect(reactionsInput.safeParse(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`r${i}`, 'a']))).success).toBe(true);
+  });
+
+  it('caps the message at 50 names and 1,000 contacts per name', () => {
+    const fifty = entries(...Array.from({ length: 50 }, (_, i): [string, string[]] => [`r${i}`, ['a']]));
+    expect(() => planReactions(fifty, changes({ extra: ['a'] }))).toThrow(/at most 50/);
+    expect(planReactions(fifty, changes([{ r0: '' }, { extra: ['a'] }])).namesAdded).toBe(0);
+    const crowd = entries(['wave', Array.from({ length: 1000 }, (_, i) => `c${i}`)]);
+    expect(() => planReactions(crowd, changes({ wave: ['one-more'] }))).toThrow(/at most 1000/);
+    expect(planReactions(crowd, changes({ wave: ['c1'] })).ops).toEqual([]);
+  });
+
+  it('counts at least the bytes the reactions take in a response', () => {
+    const list = entries(['thumbsup', ['alice', 'bob "the builder"']], ['🎉', ['\u0001', 'ünï']]);
+    const plan = planReactions([], changes(presentReactions(list)));
+    expect(plan.bytesDelta).toBe(reactionsBytes(list));
+    expect(plan.bytesDelta).toBeGreaterThanOrEqual(encodedBytes(presentReactions(list)));
   });
 
   it('rejects an empty contact list rather than storing an empty reaction', () => {

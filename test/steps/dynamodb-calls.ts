@@ -1,0 +1,55 @@
+import { db } from '#shared/db/client';
+
+export interface DynamoCall {
+  command: string;
+  /** Items DynamoDB read to answer: evaluated by a Query/Scan (before any filter), found by a Get or BatchGet. */
+  itemsRead: number;
+}
+
+interface Output {
+  Item?: unknown;
+  Items?: unknown[];
+  ScannedCount?: number;
+  Responses?: Record<string, unknown[]>;
+}
+
+const itemsRead = (output: Output): number => {
+  if (output.ScannedCount !== undefined) return output.ScannedCount;
+  if (output.Items) return output.Items.length;
+  if (output.Responses) return Object.values(output.Responses).reduce((n, items) => n + items.length, 0);
+  return output.Item ? 1 : 0;
+};
+
+/**
+ * Records every DynamoDB call the code under test makes in this process
+ * (the handlers run in-process for the `handler` and `http` transports)
+ * while `during` runs, so a test can hold a request to a read budget.
+ */
+export async function countDynamoCalls<T>(during: () => Promise<T>): Promise<{ result: T; calls: DynamoCall[] }> {
+  const calls: DynamoCall[] = [];
+  const name = `count-calls-${Math.random().toString(36).slice(2)}`;
+  const stack = db().middlewareStack;
+  stack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      calls.push({ command: String(context.commandName ?? 'unknown'), itemsRead: itemsRead(out.output as Output) });
+      return out;
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return { result: await during(), calls };
+  } finally {
+    stack.remove(name);
+  }
+}
+
+export const totalItemsRead = (calls: DynamoCall[]) => calls.reduce((n, c) => n + c.itemsRead, 0);
+
+/** Calls per command, e.g. `{ GetItem: 2, Query: 1 }`. */
+export const byCommand = (calls: DynamoCall[]) =>
+  calls.reduce<Record<string, number>>((counts, c) => {
+    const name = c.command.replace(/Command$/, '');
+    counts[name] = (counts[name] ?? 0) + 1;
+    return counts;
+  }, {});
