@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -9,6 +9,7 @@ import type { Construct } from 'constructs';
 import { readValidatorConfig, VALIDATOR_ENV_VARS } from '../shared/email/validator/config.ts';
 import { queueUrlEnv } from '../shared/queues.ts';
 import type { QueueName, TableAccess } from '../shared/routes.ts';
+import { ESBUILD_TARGET, lambdaRuntime } from './runtime.ts';
 
 export const MEMORY_MB = 256;
 export const DEFAULT_TIMEOUT_SECONDS = 10;
@@ -62,7 +63,7 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
     // Pinned so synth does not depend on the directory cdk is run from.
     projectRoot: deps.repoRoot,
     depsLockFilePath: path.join(deps.repoRoot, 'package-lock.json'),
-    runtime: Runtime.NODEJS_22_X,
+    runtime: lambdaRuntime(),
     architecture: Architecture.ARM_64,
     memorySize: MEMORY_MB,
     timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
@@ -77,7 +78,7 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
       minify: true,
       sourceMap: true,
       format: OutputFormat.ESM,
-      target: 'node22',
+      target: ESBUILD_TARGET,
       mainFields: ['module', 'main'],
       // CJS dependencies inside an ESM bundle still call require().
       banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",

@@ -22,7 +22,7 @@ import { resetDb } from '#shared/db/client';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { useBackends } from './local/runtime.ts';
 
-// The SDK warns about Node 20 on every client; Lambda runs Node 22 and the warning says nothing actionable here.
+// The SDK warns about Node 20 on every client; Lambda runs the major in .nvmrc and the warning says nothing actionable here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const USAGE = `usage: npm run -s admin -- <command> [flags]   (-s keeps npm's own banner off stdout)
 

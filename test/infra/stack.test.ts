@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
 import { authorizer, fallback, routes, schedules, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
+import { DEPLOY_NODE_MAJOR, lambdaRuntime, parseMajor } from '../../infra/runtime.ts';
 import { assertWorkerFitsQueue, ServerlessMessagingStack } from '../../infra/stack.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -209,15 +210,24 @@ describe('Lambda functions', () => {
     expect(allFunctions()).toHaveLength(expected);
   });
 
-  it('runs every function on Node 22, arm64, with source maps and the table name', () => {
+  it('runs every function on the Node major of .nvmrc, arm64, with source maps and the table name', () => {
     for (const { Properties: p } of Object.values(resources('AWS::Lambda::Function'))) {
-      expect(p.Runtime).toBe('nodejs22.x');
+      expect(p.Runtime).toBe(`nodejs${DEPLOY_NODE_MAJOR}.x`);
       expect(p.Architectures).toEqual(['arm64']);
       expect(p.MemorySize).toBe(256);
       expect(p.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
       expect(p.Environment.Variables.TABLE_NAME).toEqual({ Ref: logicalId(stack.table) });
       expect(p.LoggingConfig?.LogGroup).toBeDefined();
     }
+  });
+
+  it('reads the Node major as a bare number and fails the synth on a runtime aws-cdk-lib lacks', () => {
+    expect(parseMajor('24\n')).toBe(24);
+    expect(() => parseMajor('v24')).toThrow(/bare Node major/);
+    expect(() => parseMajor('lts/*')).toThrow(/bare Node major/);
+    expect(lambdaRuntime(22).name).toBe('nodejs22.x');
+    expect(lambdaRuntime(22).isVariable).toBeFalsy();
+    expect(() => lambdaRuntime(7)).toThrow(/no Lambda runtime 'nodejs7.x'/);
   });
 
   it('uses the timeout from the route table (default 10 s)', () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { routes } from '#shared/routes';
+import { DEPLOY_NODE_MAJOR } from '../../infra/runtime.ts';
 
 const run = promisify(execFile);
 
@@ -13,17 +14,19 @@ describe('cdk synth', () => {
   const out = mkdtempSync(join(tmpdir(), 'cdk-out-'));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it('synthesizes and bundles every handler as a Node 22 ESM bundle without credentials', async () => {
+  it('synthesizes and bundles every handler as an ESM bundle for the Node major of .nvmrc, without credentials', async () => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
     await run('npx', ['cdk', 'synth', '--quiet', '--output', out], {
       env: { ...env, CDK_DISABLE_VERSION_CHECK: '1', AWS_EC2_METADATA_DISABLED: 'true' },
       timeout: 240_000,
     });
     const template = JSON.parse(readFileSync(join(out, 'ServerlessMessagingStack.template.json'), 'utf8'));
-    const functions = Object.values(template.Resources as Record<string, { Type: string }>).filter(
+    type Resource = { Type: string; Properties: { Runtime?: string } };
+    const functions = Object.values(template.Resources as Record<string, Resource>).filter(
       (r) => r.Type === 'AWS::Lambda::Function',
     );
     expect(functions.length).toBeGreaterThanOrEqual(routes.length);
+    expect(new Set(functions.map((f) => f.Properties.Runtime))).toEqual(new Set([`nodejs${DEPLOY_NODE_MAJOR}.x`]));
     const bundles = readdirSync(out).filter((d) => d.startsWith('asset.'));
     expect(bundles.length).toBeGreaterThanOrEqual(routes.length);
     for (const dir of bundles) {

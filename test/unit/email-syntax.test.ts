@@ -5,6 +5,10 @@ const local64 = 'a'.repeat(64);
 const label63 = 'l'.repeat(63);
 // 64 + 1 + 189 = 254 octets: the longest address allowed.
 const domain189 = `${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(57)}.com`;
+// 59 characters as typed, 66 as the A-label that DNS carries.
+const uLabel59 = `${'a'.repeat(58)}ü`;
+// 20 ideographs: 20 characters as typed, a 49-character A-label.
+const ideographs20 = Array.from({ length: 20 }, (_, i) => String.fromCodePoint(0x4e00 + i * 37)).join('');
 
 /** [address, ascii domain] — accepted. */
 const valid: [string, string][] = [
@@ -31,6 +35,21 @@ const valid: [string, string][] = [
   ['a@123.example', '123.example'],
   ['a@example.xn--p1ai', 'example.xn--p1ai'],
   ['a\u200db@example.com', 'example.com'], // a zero-width joiner is part of some scripts' words
+  // IDNA: A-labels are checked the same way on every Node version.
+  ['a@XN--BCHER-KVA.example', 'xn--bcher-kva.example'], // A-labels are case-insensitive
+  ['a@xn--BcHer-kva.example', 'xn--bcher-kva.example'],
+  ['a@bücher。example', 'xn--bcher-kva.example'],
+  ['a@faß.de', 'xn--fa-hia.de'], // nontransitional: ß stays ß (not 'fass.de')
+  ['a@example.cöm', 'example.xn--cm-fka'],
+  ['a@❤️.ws', 'xn--qei.ws'], // the emoji variation selector is ignored by the mapping
+  ['a@דוגמה.ישראל', 'xn--6dbbec0c.xn--4dbrk0ce'], // right-to-left labels that keep the Bidi rule
+  ['a@مثال٣.com', 'xn--mgbh0fb7m.com'],
+  ['a@نامه\u200cای.ir', 'xn--mgba3gch31f060k.ir'], // ZWNJ between joining letters (ContextJ)
+  ['a@क्\u200dष.in', 'xn--11b2ezcw70k.in'], // ZWJ after a virama (ContextJ)
+  ['a@l·l.cat', 'xn--ll-0ea.cat'], // Catalan middle dot between two l (ContextO)
+  ['a@͵α.gr', 'xn--wva4j.gr'], // Greek keraia before a Greek letter
+  ['a@א׳.com', 'xn--4db4e.com'], // Hebrew geresh after a Hebrew letter
+  ['a@ロック・ミュージック.jp', 'xn--pcka0a5bc0orb8c6gm.jp'], // katakana middle dot among katakana
 ];
 
 /** [input, reason] — rejected with exactly this reason. */
@@ -77,10 +96,53 @@ const invalid: [unknown, string][] = [
   ['a@ex%41mple.com', "domain contains an invalid character '%'"],
   ['a@exa\u200bmple.com', 'domain contains an invalid character U+200B'],
   ['a@exa\u00admple.com', 'domain contains an invalid character U+00AD'],
-  ['a@xn--zz.com', "domain 'xn--zz.com' is not a valid internationalized domain name"],
+  // A-labels: valid punycode, some non-ASCII in it, and the canonical encoding (decode, re-encode, compare).
+  ['a@xn--zz.com', "domain label 'xn--zz' is not valid punycode"],
+  ['a@XN--ZZ.com', "domain label 'xn--zz' is not valid punycode"],
+  ['a@ｘｎ--zz.com', "domain label 'xn--zz' is not valid punycode"],
+  ['a@xn--.com', "domain label 'xn--' does not encode any non-ASCII character"],
+  ['a@xn--ss-.de', "domain label 'xn--ss-' does not encode any non-ASCII character"],
+  [
+    'a@xn--bcher-2pa.example',
+    "domain label 'xn--bcher-2pa' is not in canonical form (it decodes to 'bÜcher', whose A-label is 'xn--bcher-kva')",
+  ],
+  [
+    'a@xn--bucher-xyd.example', // u + combining diaeresis: not NFC
+    "domain label 'xn--bucher-xyd' is not in canonical form (it decodes to 'bu\u0308cher', whose A-label is 'xn--bcher-kva')",
+  ],
+  ['a@xn--a.com', "domain 'xn--a.com' is not a valid internationalized domain name"], // decodes to U+0080
+  ['a@xn--a-ecp.ru', "domain 'xn--a-ecp.ru' is not a valid internationalized domain name"], // decodes to 'a⒈'
+  ['a@xn---bcher-kva.de', "domain label '-bcêher' starts or ends with a hyphen"],
+  // U-labels: code points UTS #46 disallows, a leading combining mark, STD3 after the mapping.
+  ['a@⒈.com', "domain '⒈.com' is not a valid internationalized domain name"],
+  ['a@\u0308a.com', "domain '\u0308a.com' is not a valid internationalized domain name"],
+  ['a@exa＿mple.com', "domain label 'exa_mple' may hold only letters, digits and hyphens"],
+  // Hyphens (CheckHyphens): '--' in positions 3-4 is reserved for A-labels.
+  ['a@ab--cd.com', "domain label 'ab--cd' has '--' in the third and fourth positions, which only A-labels (xn--) may have"],
+  ['a@r1---sn.example', "domain label 'r1---sn' has '--' in the third and fourth positions, which only A-labels (xn--) may have"],
+  ['a@ü-.com', "domain label 'ü-' starts or ends with a hyphen"],
+  ['a@-ü.com', "domain label '-ü' starts or ends with a hyphen"],
+  // Bidi rule (RFC 5893), ContextJ and ContextO (RFC 5892).
+  ['a@1א.com', "domain '1א.com' breaks the IDNA rule for right-to-left text (RFC 5893)"],
+  ['a@אב.1com', "domain 'אב.1com' breaks the IDNA rule for right-to-left text (RFC 5893)"],
+  ['a@אa.com', "domain 'אa.com' breaks the IDNA rule for right-to-left text (RFC 5893)"],
+  ['a@a\u200db.com', 'domain has U+200D (zero-width joiner) where IDNA does not allow it (RFC 5892)'],
+  ['a@a\u200cb.com', 'domain has U+200C (zero-width non-joiner) where IDNA does not allow it (RFC 5892)'],
+  ['a@a·b.cat', "domain label 'a·b' has U+00B7 where IDNA2008 does not allow it (RFC 5892)"],
+  ['a@͵a.gr', "domain label '͵a' has U+0375 where IDNA2008 does not allow it (RFC 5892)"],
+  ['a@a׳.com', "domain label 'a׳' has U+05F3 where IDNA2008 does not allow it (RFC 5892)"],
+  ['a@a・b.jp', "domain label 'a・b' has U+30FB where IDNA2008 does not allow it (RFC 5892)"],
+  ['a@٣۳.com', "domain label '٣۳' has U+0663 where IDNA2008 does not allow it (RFC 5892)"],
+  // The mapping can make dots: checked again after it.
+  ['a@example.com。', 'domain ends with a dot'],
+  ['a@example。。com', "domain 'example..com' has an empty label (two dots in a row)"],
+  ['a@\ufe0f.com', 'domain starts with a dot'],
   ['a@a\u0000b.com', 'domain contains an invalid character U+0000'],
   [`a@${label63}l.com`, "domain label 'llllllllllllllllllll…' is longer than 63 characters"],
   [`a@${`${'x'.repeat(60)}.`.repeat(5)}com`, 'domain is longer than 253 characters'],
+  // Lengths count the A-label form, which can be far longer than what was typed.
+  [`a@${uLabel59}.com`, "domain label 'xn--aaaaaaaaaaaaaaaa…' is longer than 63 characters"],
+  [`a@${`${ideographs20}.`.repeat(6)}com`, 'domain is longer than 253 characters'],
   [`${local64}@${domain189}x`, 'address is longer than 254 characters'],
 ];
 

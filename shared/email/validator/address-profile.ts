@@ -1,4 +1,4 @@
-import { domainToUnicode } from 'node:url';
+import { domainToDisplay } from './idna.ts';
 import { isDisposableDomain, isFreeProvider } from './mailbox-providers.ts';
 import { institutionKind, placeDomain } from './public-suffix.ts';
 import { isRoleAccount } from './roles.ts';
@@ -45,7 +45,7 @@ export function splitAlias(local: string): { base: string; tag: string | undefin
 export function canonicalEmail(local: string, asciiDomain: string): string {
   let canonicalLocal = splitAlias(local).base;
   if (DOT_AND_CASE_BLIND.has(asciiDomain)) canonicalLocal = canonicalLocal.replaceAll('.', '').toLowerCase();
-  return `${canonicalLocal}@${domainToUnicode(asciiDomain) || asciiDomain}`;
+  return `${canonicalLocal}@${domainToDisplay(asciiDomain)}`;
 }
 
 /** `local` and `asciiDomain` as returned by a successful checkSyntax. */

@@ -1,6 +1,6 @@
-import { domainToASCII } from 'node:url';
 import net from 'node:net';
 import type { SyntaxCheck } from '../result.ts';
+import { domainToAscii } from './idna.ts';
 
 /**
  * Address syntax: what a client can fix by retyping, checked without the network.
@@ -17,11 +17,11 @@ import type { SyntaxCheck } from '../result.ts';
  *   reason: mailbox providers do not hand them out, they show up mostly in
  *   injection payloads, and downstream tools (CSV exports, SMTP libraries,
  *   CRMs) treat them inconsistently. Comments (`john(x)@...`) are rejected too.
- * - Domain: a host name, Unicode (IDN) allowed. It is converted with
- *   `url.domainToASCII` (UTS #46), rejected when that fails, and the A-label
- *   form must be LDH labels of 1..63 octets, at most 253 octets in all, with at
- *   least one dot and a non-numeric top-level label. Length limits count the
- *   A-label form because that is what travels in DNS.
+ * - Domain: a host name, Unicode (IDN) allowed. It is converted to its
+ *   A-label form under the IDNA rules of idna.ts (the same on every Node
+ *   version), and that form must be labels of 1..63 octets, at most 253
+ *   octets in all, with at least one dot and a non-numeric top-level label.
+ *   Length limits count the A-label form because that is what travels in DNS.
  * - IP-address domains (`a@1.2.3.4`, `a@[1.2.3.4]`) are rejected: nobody hands
  *   out such addresses, and they would let a caller point the SMTP probe at
  *   any address it likes.
@@ -38,7 +38,6 @@ const ATEXT = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]$/;
 const FORBIDDEN_UNICODE = /[\p{Cc}\p{Cs}\p{Co}\p{Z}]/u;
 const FORMAT_CHARACTER = /\p{Cf}/u;
 const JOINERS = new Set(['\u200c', '\u200d']);
-const LDH_LABEL = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 // A top-level label that reads as a number, decimal or hex (how URL parsers see IPv4 parts).
 const NUMERIC_LABEL = /^(\d+|0x[0-9a-f]*)$/i;
 
@@ -101,25 +100,20 @@ function checkDomain(domain: string): DomainCheck {
   for (const char of domain) {
     // Invisible format characters (zero-width space, soft hyphen) would be
     // silently dropped by the IDN mapping: reject them rather than accept a
-    // domain that differs from what the user sees.
+    // domain that differs from what the user sees. The joiners are not
+    // dropped, and IDNA allows them where a script needs them (ContextJ).
     const bad =
       char.charCodeAt(0) < 0x80
         ? !/[A-Za-z0-9.-]/.test(char)
-        : FORBIDDEN_UNICODE.test(char) || FORMAT_CHARACTER.test(char);
+        : FORBIDDEN_UNICODE.test(char) || (FORMAT_CHARACTER.test(char) && !JOINERS.has(char));
     if (bad) return reject(`domain contains an invalid character ${describe(char)}`);
   }
   const dots = dotProblem(domain);
   if (dots) return reject(dots);
-  // Before the conversion: the WHATWG host parser behind domainToASCII reads a
-  // domain ending in a number as an IPv4 address ('0x7f.0.0.1' → '127.0.0.1').
-  const rawTld = domain.slice(domain.lastIndexOf('.') + 1);
-  if (NUMERIC_LABEL.test(rawTld)) return reject(`top-level domain '${rawTld}' is numeric`);
 
-  // UTS #46: maps case and compatibility forms (full-width letters, the
-  // ideographic full stop), converts U-labels to xn-- A-labels, and answers ''
-  // for anything that cannot be a domain name (bad punycode, disallowed code points).
-  const ascii = domainToASCII(domain);
-  if (ascii === '') return reject(`domain '${domain}' is not a valid internationalized domain name`);
+  const converted = domainToAscii(domain);
+  if ('reason' in converted) return converted;
+  const { ascii } = converted;
   // The mapping can still change the dots (a full-width dot becomes '.'), so check again.
   const asciiDots = dotProblem(ascii);
   if (asciiDots) return reject(asciiDots);
@@ -127,20 +121,10 @@ function checkDomain(domain: string): DomainCheck {
 
   const labels = ascii.split('.');
   if (labels.length < 2) return reject('domain must contain at least one dot');
-  for (const label of labels) {
-    if (label.length > MAX_LABEL_OCTETS) {
-      return reject(`domain label '${shorten(label)}' is longer than ${MAX_LABEL_OCTETS} characters`);
-    }
-    if (!LDH_LABEL.test(label)) {
-      return reject(
-        label.startsWith('-') || label.endsWith('-')
-          ? `domain label '${label}' starts or ends with a hyphen`
-          : `domain label '${label}' may hold only letters, digits and hyphens`,
-      );
-    }
-  }
+  const long = labels.find((label) => label.length > MAX_LABEL_OCTETS);
+  if (long) return reject(`domain label '${shorten(long)}' is longer than ${MAX_LABEL_OCTETS} characters`);
   const tld = labels[labels.length - 1]!;
-  if (NUMERIC_LABEL.test(tld) || net.isIP(ascii)) return reject(`top-level domain '${tld}' is numeric`);
+  if (NUMERIC_LABEL.test(tld)) return reject(`top-level domain '${tld}' is numeric`);
   return { ascii };
 }
 
