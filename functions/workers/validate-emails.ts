@@ -1,7 +1,8 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { listLookup, processEmail } from '#shared/email/processing';
+import { endListRounds, listLookup, processEmail } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
 import { queues } from '#shared/queues';
+import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 
 /**
@@ -10,7 +11,7 @@ import { describeError, logger } from '#shared/util/logger';
  * after the visibility timeout; on its last receive, transient failures are
  * recorded as `error`. Redeliveries are harmless: finished emails are skipped.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = instrumented(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   await Promise.all(
     event.Records.map(async (record) => {
@@ -22,13 +23,21 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       const lastAttempt = Number(record.attributes.ApproximateReceiveCount) >= queues.validation.maxReceiveCount;
       try {
         const listExists = listLookup(job.accountId);
-        const done = await Promise.all(job.emailIds.map((id) => processEmail(job.accountId, id, lastAttempt, listExists)));
+        const finishedLists = new Set<number>();
+        const done = await Promise.all(
+          job.emailIds.map((id) => processEmail(job.accountId, id, lastAttempt, listExists, finishedLists)),
+        );
+        await endListRounds(job.accountId, finishedLists);
         if (done.includes(false)) failures.push({ itemIdentifier: record.messageId });
       } catch (error) {
-        logger.error('validation job failed', { message_id: record.messageId, ...describeError(error) });
+        logger.warn('validation job failed; the queue will redeliver it', {
+          message_id: record.messageId,
+          email_ids: job.emailIds,
+          ...describeError(error),
+        });
         failures.push({ itemIdentifier: record.messageId });
       }
     }),
   );
   return { batchItemFailures: failures };
-};
+});

@@ -1,10 +1,11 @@
 import type { SQSEvent } from 'aws-lambda';
 import { failEmails } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
+import { instrumented } from '#shared/util/invocation';
 import { logger } from '#shared/util/logger';
 
 /** Consumes the validation dead-letter queue: those emails end as `error`, and their list too. */
-export const handler = async (event: SQSEvent): Promise<void> => {
+export const handler = instrumented(async (event: SQSEvent): Promise<void> => {
   for (const record of event.Records) {
     const job = parseValidationJob(record.body);
     if (!job) {
@@ -14,4 +15,4 @@ export const handler = async (event: SQSEvent): Promise<void> => {
     logger.warn('validation batch reached the dead-letter queue', { message_id: record.messageId, email_ids: job.emailIds });
     await failEmails(job.accountId, job.emailIds);
   }
-};
+});

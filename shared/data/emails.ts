@@ -119,16 +119,21 @@ async function writeChunk(
   const ids = await newNumericIds(addresses.length, collection.lastId);
   const parts = emptyUpdate();
   const seqs = addresses.length ? appendMembers(collection, ids, parts, target.kind === 'list') : [];
+  const now = nowSeconds();
   if (target.kind === 'list') {
     parts.add.push(awaiting ? 'awaiting_count :n' : 'pending_count :n');
     parts.values[':n'] = addresses.length;
+    if (addresses.length) {
+      // The round of work this add joins (or starts): endListRound measures it.
+      parts.set.push('work_started_at = if_not_exists(work_started_at, :work_started_at)');
+      parts.values[':work_started_at'] = now;
+    }
     if (rejected > 0) {
       parts.add.push('rejected_count :rejected');
       parts.values[':rejected'] = rejected;
     }
     if (!addresses.length) parts.conditions.push('attribute_exists(pk)');
   }
-  const now = nowSeconds();
   const emails: EmailRecord[] = addresses.map((email, i) => ({
     id: ids[i]!,
     account_id: accountId,

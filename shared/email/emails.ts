@@ -5,8 +5,10 @@ import { badRequest, notFound } from '#shared/http/errors';
 import { classifyEntries } from '#shared/email/batch';
 import { presentEmail } from '#shared/email/present';
 import { validateEmail } from '#shared/email/validator/index';
+import { reportValidation } from '#shared/email/processing';
 import { dispatchOutbox } from '#shared/email/work';
 import { logger, describeError } from '#shared/util/logger';
+import { countMetric } from '#shared/util/metrics';
 
 /**
  * POST /emails: stores the batch, validates inline until the deadline, and
@@ -21,13 +23,17 @@ export async function createEmails(who: Principal, entries: unknown[], deadline:
     stored.map(async (email): Promise<EmailRecord> => {
       if (email.awaiting) return email;
       const outcome = await validateEmail(email.email, { deadline });
+      reportValidation(email, outcome, true);
       if (outcome.status !== 'completed') return email; // the worker retries it
       const { email: _address, ...result } = outcome.result;
       return (await finishEmail(email, { status: 'completed', result })) ? { ...email, status: 'completed', result } : email;
     }),
   );
   for (const chunk of chunks) {
-    if (chunk.outbox.awaiting) continue;
+    if (chunk.outbox.awaiting) {
+      countMetric('creditsHeld', chunk.emails.length);
+      continue;
+    }
     const left = finished.filter((e) => chunk.outbox.email_ids.includes(e.id) && e.status !== 'completed').map((e) => e.id);
     await dispatchOutbox(chunk.outbox, left).catch((error) =>
       logger.warn('queueing deferred; the sweeper will send it', describeError(error)),

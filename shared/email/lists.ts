@@ -9,6 +9,7 @@ import { dispatchOutbox } from '#shared/email/work';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
 import { describeError, logger } from '#shared/util/logger';
+import { countMetric } from '#shared/util/metrics';
 
 export const createList = (who: Principal, input: { name: string; description?: string }) =>
   createEmailList(who.accountId, input);
@@ -56,6 +57,7 @@ export async function addToList(who: Principal, id: number | undefined, entries:
     else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
   }
   for (const chunk of chunks) {
+    if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
     if (chunk.outbox.awaiting || chunk.emails.length === 0) continue;
     await dispatchOutbox(chunk.outbox).catch((error) => logger.warn('queueing deferred; the sweeper will send it', describeError(error)));
   }

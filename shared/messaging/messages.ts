@@ -9,6 +9,7 @@ import { mergeAttachments, toAttachments, type AttachmentsInput } from '#shared/
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
 import { applyReactions, reactionChanges, type ReactionsInput } from '#shared/messaging/reactions';
 import { newId, nowSeconds } from '#shared/util/ids';
+import { countMetric } from '#shared/util/metrics';
 
 export async function sendMessage(
   who: Principal,
@@ -29,6 +30,7 @@ export async function sendMessage(
     version: 0,
   };
   if (!(await messages.insertMessage(message))) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  countMetric('messagesSent');
   return message;
 }
 
