@@ -44,6 +44,8 @@ export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIG
   } catch {
     return gatewayError('UNAUTHORIZED', requestId);
   }
+  // An explicit Deny anywhere in the policy wins, as in API Gateway.
+  if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId);
   return invoke(
     match.route.handler,
     {
