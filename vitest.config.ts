@@ -14,6 +14,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Bundles `cdk synth` wrote load with Node's own loader, as on Lambda, not transformed by the test runner.
+    server: { deps: { external: [/[\\/]asset\.[0-9a-f]{64}[\\/]/] } },
     reporters: ['default', './test/setup/summary-reporter.ts'],
   },
 });
