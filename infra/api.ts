@@ -1,21 +1,52 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
+  AccessLogField,
+  AccessLogFormat,
   AuthorizationType,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  type Method,
   RestApi,
   TokenAuthorizer,
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { Construct } from 'constructs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Construct, IDependable } from 'constructs';
 import { authorizer, fallback, routes, type ApiName, type Route } from '../shared/routes.ts';
-import { createFunction, pascalCase, type FunctionDeps } from './functions.ts';
+import { createFunction, LOG_RETENTION, pascalCase, type FunctionDeps } from './functions.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 
 export const STAGE_NAME = 'prod';
-export const THROTTLING = { rateLimit: 100, burstLimit: 200 };
+
+/**
+ * One JSON object per request in the stage's access log (the fields of
+ * docs/operations.md). Values are quoted strings (a field API Gateway cannot
+ * fill is `-`), except the error message: API Gateway quotes and escapes that
+ * one itself, so a message with quotes in it cannot break the line.
+ */
+export const ACCESS_LOG_FIELDS = {
+  requestId: AccessLogField.contextRequestId(),
+  sourceIp: AccessLogField.contextIdentitySourceIp(),
+  method: AccessLogField.contextHttpMethod(),
+  path: AccessLogField.contextPath(),
+  resourcePath: AccessLogField.contextResourcePath(),
+  status: AccessLogField.contextStatus(),
+  latencyMs: AccessLogField.contextResponseLatency(),
+  integrationLatencyMs: AccessLogField.contextIntegrationLatency(),
+  accountId: AccessLogField.contextAuthorizer('accountId'),
+  authorizerError: AccessLogField.contextAuthorizerError(),
+  requestTime: AccessLogField.contextRequestTime(),
+};
+const PRE_QUOTED = { error: AccessLogField.contextErrorMessageString() };
+
+export const accessLogFormat = (): string =>
+  `${JSON.stringify(ACCESS_LOG_FIELDS).slice(0, -1)},${Object.entries(PRE_QUOTED)
+    .map(([name, variable]) => `${JSON.stringify(name)}:${variable}`)
+    .join(',')}}`;
 
 export interface BuiltApi {
   api: RestApi;
@@ -24,27 +55,43 @@ export interface BuiltApi {
   authorizerFunction: NodejsFunction;
   fallbackFunction: NodejsFunction;
   routeFunctions: Map<Route, NodejsFunction>;
+  /** The unauthenticated ANY methods that reach the fallback. */
+  fallbackMethods: Method[];
+  accessLogs: LogGroup;
 }
 
 /** Distinct API names in the route table, in first-seen order. */
 export const apiNames = (): ApiName[] => [...new Set(routes.map((r) => r.api))];
 
-/** One REST API per `api` value of the route table: one Lambda and one method per row. */
-export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps): BuiltApi {
+/**
+ * One REST API per `api` value of the route table: one Lambda and one method
+ * per row. `logsRole` is API Gateway's account-wide CloudWatch role, which
+ * the stage's logs need in place before it deploys.
+ */
+export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps, logsRole?: IDependable): BuiltApi {
   const prefix = pascalCase(apiName);
   const stack = Stack.of(scope);
+  const accessLogs = new LogGroup(scope, `${prefix}AccessLogs`, { retention: LOG_RETENTION, removalPolicy: RemovalPolicy.DESTROY });
 
   const api = new RestApi(scope, `${prefix}Api`, {
     restApiName: `${stack.stackName}-${apiName}`,
     endpointTypes: [EndpointType.REGIONAL],
-    // The account-wide CloudWatch role is a singleton shared by every API in the region: not ours to own.
+    // The account-wide CloudWatch role is a singleton shared by every API in the region: the stack makes it once (logsRole).
     cloudWatchRole: false,
     deployOptions: {
       stageName: STAGE_NAME,
-      throttlingRateLimit: THROTTLING.rateLimit,
-      throttlingBurstLimit: THROTTLING.burstLimit,
+      // Shared by all callers of this API; see docs/operations.md (Limits).
+      throttlingRateLimit: deps.settings.throttle.rateLimit,
+      throttlingBurstLimit: deps.settings.throttle.burstLimit,
+      tracingEnabled: true,
+      accessLogDestination: new LogGroupLogDestination(accessLogs),
+      accessLogFormat: AccessLogFormat.custom(accessLogFormat()),
+      // Execution logs only for errors (authorizer failures, integration errors); never request bodies.
+      loggingLevel: MethodLoggingLevel.ERROR,
+      dataTraceEnabled: false,
     },
   });
+  if (logsRole) api.deploymentStage.node.addDependency(logsRole);
   addGatewayResponses(api);
 
   // API_NAME lets the shared handlers pick this API's rows out of the route table.
@@ -86,10 +133,10 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps)
   // fallback (405) and unknown paths reach it through {proxy+} (404). Every
   // intermediate resource (/, /v1, ...) needs one too, or API Gateway answers 403.
   withFallback.add(api.root.addResource('{proxy+}'));
-  for (const resource of withFallback) {
-    resource.addMethod('ANY', fallbackIntegration, { authorizationType: AuthorizationType.NONE });
-  }
+  const fallbackMethods = [...withFallback].map((resource) =>
+    resource.addMethod('ANY', fallbackIntegration, { authorizationType: AuthorizationType.NONE }),
+  );
 
   const baseUrl = `https://${api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${STAGE_NAME}`;
-  return { api, baseUrl, authorizerFunction, fallbackFunction, routeFunctions };
+  return { api, baseUrl, authorizerFunction, fallbackFunction, routeFunctions, fallbackMethods, accessLogs };
 }

@@ -1,4 +1,5 @@
 import { App } from 'aws-cdk-lib';
+import { addNagPacks } from './nag.ts';
 import { ServerlessMessagingStack } from './stack.ts';
 
 const app = new App();
@@ -9,5 +10,8 @@ new ServerlessMessagingStack(app, 'ServerlessMessagingStack', {
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   description: 'Serverless messaging API: REST API, Lambda, DynamoDB, SQS',
 });
+
+// cdk-nag's AwsSolutions and Serverless packs: an unacknowledged finding fails the synth (and the deploy).
+addNagPacks(app);
 
 app.synth();

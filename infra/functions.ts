@@ -1,18 +1,21 @@
 import path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Architecture } from 'aws-cdk-lib/aws-lambda';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ApplicationLogLevel, Architecture, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { readValidatorConfig, VALIDATOR_ENV_VARS } from '../shared/email/validator/config.ts';
 import { queueUrlEnv } from '../shared/queues.ts';
 import type { QueueName, TableAccess } from '../shared/routes.ts';
 import { ESBUILD_TARGET, lambdaRuntime } from './runtime.ts';
+import type { DeploySettings } from './settings.ts';
 
 export const MEMORY_MB = 256;
 export const DEFAULT_TIMEOUT_SECONDS = 10;
+/** Function logs and API access logs alike. */
+export const LOG_RETENTION = RetentionDays.ONE_MONTH;
 
 /** What a function needs, as declared by a row of the route table. */
 export interface FunctionSpec {
@@ -24,21 +27,12 @@ export interface FunctionSpec {
   validates?: boolean;
 }
 
-/**
- * The validator's settings come from the environment `cdk deploy` runs in
- * (e.g. `SMTP_PROBE=tcp DNS_SERVERS=10.0.0.2 npx cdk deploy`), checked here so
- * a bad value fails the synth instead of every validation at run time.
- */
-export function validatorEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  readValidatorConfig(env);
-  return Object.fromEntries(VALIDATOR_ENV_VARS.flatMap((name) => (env[name] ? [[name, env[name]!]] : [])));
-}
-
 export interface FunctionDeps {
   repoRoot: string;
   functionsDir: string;
   table: ITable;
   queues: Record<QueueName, IQueue>;
+  settings: DeploySettings;
 }
 
 /** `conversations/list` -> `ConversationsList`, for construct ids. */
@@ -53,9 +47,13 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
   // An explicit log group (rather than logRetention) avoids the extra
   // custom-resource Lambda that logRetention adds to the stack.
   const logGroup = new LogGroup(scope, `${id}Logs`, {
-    retention: RetentionDays.ONE_MONTH,
+    retention: LOG_RETENTION,
     removalPolicy: RemovalPolicy.DESTROY,
   });
+  // Its own role, allowed to write to its own log group only (the default
+  // role's managed policy may create and write any log group in the account).
+  const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  logGroup.grantWrite(role);
 
   const fn = new NodejsFunction(scope, id, {
     entry: path.join(deps.functionsDir, `${spec.handler}.ts`),
@@ -67,11 +65,21 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
     architecture: Architecture.ARM_64,
     memorySize: MEMORY_MB,
     timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
+    role,
     logGroup,
+    // The functions print JSON lines themselves (Powertools); Lambda's own lines
+    // (START/REPORT, crashes) become JSON too, and lines below the level are dropped.
+    loggingFormat: LoggingFormat.JSON,
+    applicationLogLevelV2: ApplicationLogLevel[deps.settings.logLevel],
+    systemLogLevelV2: SystemLogLevel.WARN,
+    // Lambda samples and sends the traces itself: no tracing SDK in the bundles.
+    tracing: Tracing.ACTIVE,
     environment: {
       TABLE_NAME: deps.table.tableName,
       NODE_OPTIONS: '--enable-source-maps',
-      ...(spec.validates ? validatorEnvironment() : {}),
+      // The `service` of every log line and metric: one stack's figures apart from another's.
+      POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
+      ...(spec.validates ? deps.settings.validator : {}),
       ...spec.environment,
     },
     bundling: {

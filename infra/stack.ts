@@ -5,6 +5,7 @@ import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/a
 import { Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -13,6 +14,10 @@ import { queues, type QueueDefinition } from '../shared/queues.ts';
 import { schedules, workers, type ApiName, type QueueName, type Schedule, type Worker } from '../shared/routes.ts';
 import { apiNames, buildApi, type BuiltApi } from './api.ts';
 import { createFunction, pascalCase, type FunctionDeps } from './functions.ts';
+import { apiGatewayLogsRole } from './gateway-account.ts';
+import { Monitoring } from './monitoring.ts';
+import { acknowledgeFindings } from './nag.ts';
+import { deploySettings, type DeploySettings } from './settings.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -40,12 +45,17 @@ export class ServerlessMessagingStack extends Stack {
   readonly workerFunctions = new Map<Worker, NodejsFunction>();
   readonly scheduleFunctions = new Map<Schedule, NodejsFunction>();
   readonly scheduleRules = new Map<Schedule, Rule>();
+  readonly settings: DeploySettings;
+  readonly monitoring: Monitoring;
+  /** API Gateway's account-wide logging role, when this stack sets it. */
+  readonly apiGatewayLogsRole: Role | undefined;
 
   constructor(scope: Construct, id: string, props: ServerlessMessagingStackProps = {}) {
     super(scope, id, props);
     // A dead-letter queue gets its queue's visibility timeout, so one check covers both kinds of worker.
     for (const worker of workers) assertWorkerFitsQueue(worker, queues[worker.queue]);
 
+    this.settings = deploySettings(this);
     this.table = this.createTable();
     const { main, deadLetters } = this.createQueues();
     this.queues = main;
@@ -55,10 +65,13 @@ export class ServerlessMessagingStack extends Stack {
       functionsDir: props.functionsDir ?? path.join(REPO_ROOT, 'functions'),
       table: this.table,
       queues: this.queues,
+      settings: this.settings,
     };
 
+    const logsAccount = this.settings.apiGatewayCloudWatchRole ? apiGatewayLogsRole(this) : undefined;
+    this.apiGatewayLogsRole = logsAccount?.role;
     for (const apiName of apiNames()) {
-      const built = buildApi(this, apiName, deps);
+      const built = buildApi(this, apiName, deps, logsAccount?.account);
       this.apis.set(apiName, built);
       new CfnOutput(this, `${pascalCase(apiName)}ApiUrl`, {
         value: built.baseUrl,
@@ -69,8 +82,11 @@ export class ServerlessMessagingStack extends Stack {
     for (const worker of workers) {
       const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps);
       const source = (worker.deadLetters ? this.deadLetterQueues : this.queues)[worker.queue];
-      // SqsEventSource grants the consume actions on exactly this queue.
-      fn.addEventSource(new SqsEventSource(source, { batchSize: worker.batchSize, reportBatchItemFailures: true }));
+      // SqsEventSource grants the consume actions on exactly this queue. maxConcurrency
+      // caps how much of the account's Lambda concurrency a backlog can take from the APIs.
+      fn.addEventSource(
+        new SqsEventSource(source, { batchSize: worker.batchSize, reportBatchItemFailures: true, maxConcurrency: worker.maxConcurrency }),
+      );
       this.workerFunctions.set(worker, fn);
     }
 
@@ -88,6 +104,29 @@ export class ServerlessMessagingStack extends Stack {
     }
 
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      apis: new Map([...this.apis].map(([name, built]) => [name, built.api])),
+      functions: this.namedFunctions(),
+      queues: this.queues,
+      deadLetterQueues: this.deadLetterQueues,
+      settings: this.settings,
+    });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    acknowledgeFindings(this);
+  }
+
+  /** Every function by a name a person recognises: its handler, or `<api>-authorizer` / `<api>-fallback`. */
+  namedFunctions(): Map<string, NodejsFunction> {
+    const named = new Map<string, NodejsFunction>();
+    for (const [api, built] of this.apis) {
+      named.set(`${api}-authorizer`, built.authorizerFunction);
+      named.set(`${api}-fallback`, built.fallbackFunction);
+      for (const [route, fn] of built.routeFunctions) named.set(route.handler.replace('/', '-'), fn);
+    }
+    for (const [worker, fn] of this.workerFunctions) named.set(`worker-${worker.name}`, fn);
+    for (const [schedule, fn] of this.scheduleFunctions) named.set(`schedule-${schedule.name}`, fn);
+    return named;
   }
 
   private createTable(): Table {

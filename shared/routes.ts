@@ -71,6 +71,8 @@ export interface Worker {
   sends?: QueueName[];
   batchSize: number;
   timeoutSeconds: number;
+  /** Most concurrent invocations the event source starts (Lambda's minimum is 2); docs/operations.md says why. */
+  maxConcurrency: number;
   /** Consume the queue's dead-letter queue instead of the queue itself. */
   deadLetters?: boolean;
   validates?: boolean;
@@ -85,6 +87,7 @@ export const workers: readonly Worker[] = [
     sends: ['purge'],
     batchSize: 1,
     timeoutSeconds: 60,
+    maxConcurrency: 2,
   },
   {
     name: 'validate-emails',
@@ -94,6 +97,7 @@ export const workers: readonly Worker[] = [
     validates: true,
     batchSize: 10,
     timeoutSeconds: 60,
+    maxConcurrency: 5,
   },
   {
     name: 'validation-dead-letters',
@@ -103,6 +107,7 @@ export const workers: readonly Worker[] = [
     table: 'readWrite',
     batchSize: 10,
     timeoutSeconds: 60,
+    maxConcurrency: 2,
   },
 ];
 

@@ -1,12 +1,13 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { enqueuePurge, parsePurgeJob, purge } from '#shared/purge';
+import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 
 /** Leave this much of the invocation for re-enqueueing the rest. */
 const SAFETY_MS = 5_000;
 
 /** Continues deleting a deleted conversation's messages or list's emails; a job out of time re-enqueues itself. */
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+export const handler = instrumented(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     const job = parsePurgeJob(record.body);
@@ -18,9 +19,9 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
       const deadline = Date.now() + context.getRemainingTimeInMillis() - SAFETY_MS;
       if ((await purge(job, deadline)) === 'more') await enqueuePurge(job);
     } catch (error) {
-      logger.error('purge failed', { message_id: record.messageId, ...describeError(error) });
+      logger.warn('purge failed; the queue will redeliver it', { message_id: record.messageId, ...job, ...describeError(error) });
       failures.push({ itemIdentifier: record.messageId });
     }
   }
   return { batchItemFailures: failures };
-};
+});

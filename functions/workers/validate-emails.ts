@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { listLookup, recordOutcomes, validateJob } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
 import { queues } from '#shared/queues';
+import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 
 /**
@@ -10,7 +11,7 @@ import { describeError, logger } from '#shared/util/logger';
  * after the visibility timeout; on its last receive, transient failures are
  * recorded as `error`. Redeliveries are harmless: finished emails are skipped.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = instrumented(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures = new Set<string>();
   // Messages of one batch mostly share an account and a list: each list is looked up once.
   const lookups = new Map<string, ReturnType<typeof listLookup>>();
@@ -28,7 +29,7 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
         if (retry) failures.add(record.messageId);
         return done.map((d) => ({ ...d, messageId: record.messageId }));
       } catch (error) {
-        logger.warn('validation job failed', { message_id: record.messageId, email_ids: job.emailIds, ...describeError(error) });
+        logger.warn('validation job failed; the queue will redeliver it', { message_id: record.messageId, email_ids: job.emailIds, ...describeError(error) });
         failures.add(record.messageId);
         return [];
       }
@@ -38,4 +39,4 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failed = await recordOutcomes(validated.flat());
   for (const group of failed) for (const d of group) failures.add(d.messageId);
   return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
-};
+});

@@ -1,6 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { failEmails } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
+import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 
 /**
@@ -8,7 +9,7 @@ import { describeError, logger } from '#shared/util/logger';
  * and their list too. Records are handled one by one: one that fails comes
  * back alone (ReportBatchItemFailures), the others are done.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = instrumented(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     const job = parseValidationJob(record.body);
@@ -25,4 +26,4 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     }
   }
   return { batchItemFailures: failures };
-};
+});

@@ -3,7 +3,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyR
 import { gatewayError } from '#shared/http/gateway-responses';
 import { header } from '#shared/http/middleware';
 import { authorizer, fallback, resolveRoute, type ApiName } from '#shared/routes';
-import { invoke } from './lambda.ts';
+import { invokeSource, type Invoker } from './lambda.ts';
 
 export interface HttpRequest {
   method: string;
@@ -21,7 +21,8 @@ const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
  * route table, run the TOKEN authorizer, build the v1 proxy event, invoke the
  * real handler. Both the local server and the in-process tests go through it.
  */
-export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIGatewayProxyResult> {
+export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker = invokeSource): Promise<APIGatewayProxyResult> {
+  const invoke = async <T>(handler: string, event: unknown, timeoutSeconds = 10) => (await run({ handler, api }, event, timeoutSeconds)) as T;
   const requestId = randomUUID();
   const url = new URL(request.url, 'http://localhost');
   // Path parameters are decoded once, segment by segment, by the route matcher.
@@ -44,6 +45,8 @@ export async function dispatch(api: ApiName, request: HttpRequest): Promise<APIG
   } catch {
     return gatewayError('UNAUTHORIZED', requestId);
   }
+  // An explicit Deny anywhere in the policy wins, as in API Gateway.
+  if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId);
   return invoke(
     match.route.handler,
     {

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Worker } from '#shared/routes';
-import { invoke } from './lambda.ts';
+import { invokeSource, type Invoker } from './lambda.ts';
 
 /**
  * What Lambda's SQS event source mapping does, for one worker: long-poll,
@@ -14,11 +14,13 @@ import { invoke } from './lambda.ts';
  * reappear after the visibility timeout (the queue's redrive policy moves
  * them to the dead-letter queue after maxReceiveCount receives).
  */
-export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: string, options: { waitSeconds?: number } = {}) {
+export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: string, options: { waitSeconds?: number; run?: Invoker } = {}) {
   let running = true;
   const waitSeconds = options.waitSeconds ?? 1;
+  const run = options.run ?? invokeSource;
 
-  const loop = (async () => {
+  // Like the event source mapping, up to maxConcurrency batches are in flight at once.
+  const poll = async () => {
     while (running) {
       let messages: Message[] = [];
       try {
@@ -44,7 +46,7 @@ export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: strin
 
       let failed = new Set<string>(messages.map((m) => m.MessageId!));
       try {
-        const result = await invoke<SQSBatchResponse | undefined>(worker.handler, toEvent(messages, queueUrl), worker.timeoutSeconds);
+        const result = (await run({ handler: worker.handler }, toEvent(messages, queueUrl), worker.timeoutSeconds)) as SQSBatchResponse | undefined;
         failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       } catch (error) {
         // A thrown error fails the whole batch, as on Lambda.
@@ -60,12 +62,13 @@ export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: strin
         );
       }
     }
-  })();
+  };
 
+  const loops = Array.from({ length: worker.maxConcurrency }, poll);
   return {
     stop: async () => {
       running = false;
-      await loop;
+      await Promise.all(loops);
     },
   };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { ApiName } from '#shared/routes';
 import { dispatch } from './api-gateway.ts';
+import type { Invoker } from './lambda.ts';
 
 const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve, reject) => {
@@ -18,7 +19,7 @@ export interface RunningApi {
 }
 
 /** Serves one API over real HTTP on loopback through the API Gateway emulation. */
-export async function startApiServer(api: ApiName, port: number, host = '127.0.0.1'): Promise<RunningApi> {
+export async function startApiServer(api: ApiName, port: number, host = '127.0.0.1', run?: Invoker): Promise<RunningApi> {
   const server = createServer(async (req, res) => {
     try {
       const result = await dispatch(api, {
@@ -26,7 +27,7 @@ export async function startApiServer(api: ApiName, port: number, host = '127.0.0
         url: req.url ?? '/',
         headers: req.headers,
         body: await readBody(req),
-      });
+      }, run);
       res.writeHead(result.statusCode, result.headers as Record<string, string>);
       res.end(result.body);
     } catch (error) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
+import type { ApiName } from '#shared/routes';
 
 /** Loads `functions/<handler>.ts` the way Lambda loads a bundle: once, then reused. */
 const modules = new Map<string, Promise<{ handler: (...args: unknown[]) => Promise<unknown> }>>();
@@ -36,3 +37,14 @@ export async function invoke<T>(handler: string, event: unknown, timeoutSeconds 
   const fn = await loadHandler(handler);
   return (await fn(event, lambdaContext(handler.replaceAll('/', '-'), timeoutSeconds))) as T;
 }
+
+/** A function of the stack, named by its source handler (and the API it serves: each API has its own authorizer and fallback). */
+export interface FunctionRef {
+  handler: string;
+  api?: ApiName;
+}
+
+/** Runs a function: by default the source under functions/; a test may run the bundles `cdk synth` wrote instead. */
+export type Invoker = (fn: FunctionRef, event: unknown, timeoutSeconds: number) => Promise<unknown>;
+
+export const invokeSource: Invoker = (fn, event, timeoutSeconds) => invoke(fn.handler, event, timeoutSeconds);

@@ -5,7 +5,7 @@ import { resetDb } from '#shared/db/client';
 import { recoverAfterRestart } from '#shared/email/recovery';
 import { deadLetterUrlEnv, queueUrlEnv } from '#shared/queues';
 import { schedules, workers } from '#shared/routes';
-import { invoke } from './lambda.ts';
+import { invoke, type Invoker } from './lambda.ts';
 import { startDynamoDbLocal, type RunningService } from './dynamodb.ts';
 import { startEventSource } from './event-source.ts';
 import { startApiServer, type RunningApi } from './http-server.ts';
@@ -83,7 +83,7 @@ export function useBackends(env: Record<string, string>): void {
 }
 
 /** Runs every worker the way Lambda's SQS event source mapping would. */
-export function startWorkers(env: Record<string, string>, options: { waitSeconds?: number } = {}) {
+export function startWorkers(env: Record<string, string>, options: { waitSeconds?: number; run?: Invoker } = {}) {
   const sqs = new SQSClient({ endpoint: env.AWS_ENDPOINT_URL_SQS, region: REGION, credentials });
   const sources = workers.map((worker) =>
     startEventSource(sqs, worker, env[(worker.deadLetters ? deadLetterUrlEnv : queueUrlEnv)(worker.queue)]!, options),

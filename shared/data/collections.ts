@@ -94,6 +94,8 @@ export interface Deltas {
   /** Bucket number (seq / BUCKET) → change. */
   buckets: Record<string, number>;
   counters: Record<string, number>;
+  /** Attributes set only when absent (the start of a list's round of work). */
+  ifAbsent?: Record<string, number>;
 }
 
 export function membershipDeltas(seqs: number[], sign: 1 | -1, counters: Record<string, number> = {}): Deltas {
@@ -120,7 +122,11 @@ function byBlock(buckets: Record<string, number>): Map<number, Map<number, numbe
 }
 
 /** Builds an `ADD` update from named numeric changes; placeholders are its own. */
-function addUpdate(key: Key, changes: [string, number][], extra: { set?: Record<string, string>; token?: string[]; condition?: string }) {
+function addUpdate(
+  key: Key,
+  changes: [string, number][],
+  extra: { set?: Record<string, string>; ifAbsent?: Record<string, number>; token?: string[]; condition?: string },
+) {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const adds = changes
@@ -143,6 +149,11 @@ function addUpdate(key: Key, changes: [string, number][], extra: { set?: Record<
     names[`#s${i}`] = attribute;
     values[`:s${i}`] = value;
     return `#s${i} = :s${i}`;
+  });
+  Object.entries(extra.ifAbsent ?? {}).forEach(([attribute, value], i) => {
+    names[`#f${i}`] = attribute;
+    values[`:f${i}`] = value;
+    sets.push(`#f${i} = if_not_exists(#f${i}, :f${i})`);
   });
   return {
     TableName: tableName(),
@@ -209,15 +220,17 @@ export async function applyDeltas(key: Key, pending: PendingDeltas[], mustExist:
 
 async function applyToRoot(key: Key, pending: PendingDeltas[], mustExist: boolean): Promise<Record<string, unknown> | 'gone'> {
   try {
-    const merged: Deltas = { members: 0, buckets: {}, counters: {} };
+    const merged: Deltas = { members: 0, buckets: {}, counters: {}, ifAbsent: {} };
     for (const { deltas } of pending) {
       merged.members += deltas.members;
       for (const [b, n] of Object.entries(deltas.buckets)) merged.buckets[b] = (merged.buckets[b] ?? 0) + n;
       for (const [c, n] of Object.entries(deltas.counters)) merged.counters[c] = (merged.counters[c] ?? 0) + n;
+      for (const [a, v] of Object.entries(deltas.ifAbsent ?? {})) merged.ifAbsent![a] = Math.min(merged.ifAbsent![a] ?? v, v);
     }
     const out = await db().send(
       new UpdateCommand({
         ...addUpdate(key, rootChanges(merged), {
+          ifAbsent: merged.ifAbsent,
           token: pending.map((p) => p.token),
           condition: mustExist ? 'attribute_exists(pk)' : undefined,
         }),

@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { transactNamed, transactWrite, type NamedItems, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
@@ -128,4 +128,29 @@ export async function deleteEmailList(accountId: string, id: number, also: Trans
   if (failed.length) return false;
   await compact(collectionKey, list.seq);
   return true;
+}
+
+/**
+ * Ends a list's round of work, at most once: when nothing of it is pending
+ * or held any more, drops `work_started_at` (set by the first add since the
+ * list was last complete) and returns how many seconds the round took.
+ * Undefined when the list still has work, or another worker ended the round.
+ */
+export async function endListRound(accountId: string, id: number): Promise<number | undefined> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: emailKeys.list(accountId, id),
+        UpdateExpression: 'REMOVE work_started_at',
+        ConditionExpression: 'attribute_exists(work_started_at) AND pending_count = :zero AND awaiting_count = :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
+    return nowSeconds() - Number(out.Attributes?.work_started_at);
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
+    throw error;
+  }
 }

@@ -148,7 +148,11 @@ async function writeChunk(
       awaiting,
       collection: key,
       mustExist: inList,
-      deltas: membershipDeltas(emails.map((e) => e.seq), 1, counters),
+      deltas: {
+        ...membershipDeltas(emails.map((e) => e.seq), 1, counters),
+        // The round of work this add joins (or starts): endListRound measures it.
+        ...(inList && slots.length ? { ifAbsent: { work_started_at: Math.floor(now / 1000) } } : {}),
+      },
     });
     const items: NamedItems = [['outbox', { Put: outbox.put }]];
     if (metered && !awaiting && slots.length) items.push(['debit', { Update: debitCredits(accountId, slots.length) }]);

@@ -5,7 +5,9 @@ import { badRequest, notFound } from '#shared/http/errors';
 import { classifyEntries } from '#shared/email/batch';
 import { presentEmail } from '#shared/email/present';
 import { validateEmail } from '#shared/email/validator/index';
+import { reportValidation } from '#shared/email/processing';
 import { settleOutboxes } from '#shared/email/work';
+import { countMetric } from '#shared/util/metrics';
 import { logger, describeError } from '#shared/util/logger';
 
 /**
@@ -21,11 +23,13 @@ export async function createEmails(who: Principal, entries: unknown[], deadline:
     stored.map(async (email): Promise<EmailRecord> => {
       if (email.awaiting) return email;
       const outcome = await validateEmail(email.email, { deadline });
+      reportValidation(email, outcome, true);
       if (outcome.status !== 'completed') return email; // the worker retries it
       const { email: _address, ...result } = outcome.result;
       return (await finishEmail(email, { status: 'completed', result })) ? { ...email, status: 'completed', result } : email;
     }),
   );
+  for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
   if (chunks.length) {
     const unfinished = new Set(finished.filter((e) => e.status !== 'completed').map((e) => e.id));
     await settleOutboxes(chunks[0]!.outbox.collection, false, chunks.map((c) => c.outbox), unfinished).catch((error) =>

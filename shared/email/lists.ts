@@ -10,6 +10,7 @@ import { settleOutboxes } from '#shared/email/work';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
 import { describeError, logger } from '#shared/util/logger';
+import { countMetric } from '#shared/util/metrics';
 
 export async function createList(who: Principal, input: { name: string; description?: string }) {
   const { list, outbox } = await createEmailList(who.accountId, input);
@@ -62,6 +63,7 @@ export async function addToList(who: Principal, id: number | undefined, entries:
     if (email) emails.set(index, presentEmail(email));
     else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
   }
+  for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
   const key = emailKeys.list(who.accountId, id);
   let item: Record<string, unknown> | 'gone' | undefined;
   try {

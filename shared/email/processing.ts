@@ -1,8 +1,10 @@
-import { getEmailList } from '#shared/data/email-lists';
+import { endListRound, getEmailList } from '#shared/data/email-lists';
 import { finishEmails, getEmails, markProcessing, type EmailRecord, type Outcome } from '#shared/data/emails';
 import { validateEmail } from '#shared/email/validator/index';
 import type { ValidationJob } from '#shared/email/work';
+import type { ValidationOutcome } from '#shared/email/result';
 import { describeError, logger } from '#shared/util/logger';
+import { countMetric, recordMetric } from '#shared/util/metrics';
 
 const isUnfinished = (e: EmailRecord) => (e.status === 'pending' || e.status === 'processing') && !e.awaiting;
 
@@ -51,6 +53,25 @@ export const PROCESSING_AFTER_MS = 250;
 export type Done = { email: EmailRecord; outcome: Outcome };
 
 /**
+ * Logs what an operator needs from one validation (ids only, never the
+ * address) and counts it by outcome; `willRetry` says whether a transient
+ * failure goes back to the queue or is recorded as `error`.
+ */
+export function reportValidation(email: EmailRecord, outcome: ValidationOutcome, willRetry: boolean): void {
+  const ids = { email_id: email.id, list_id: email.email_list_id };
+  if (outcome.status === 'completed') {
+    countMetric(outcome.result.is_valid ? 'emailsValid' : 'emailsInvalid');
+    if (outcome.problems) logger.warn('validation completed with unreachable mail hosts', { ...ids, problems: outcome.problems });
+    return;
+  }
+  countMetric(willRetry ? 'emailsRetried' : 'emailsErrored');
+  logger.warn(willRetry ? 'validation failed; it will be retried' : 'validation failed on its last attempt; recorded as error', {
+    ...ids,
+    reason: outcome.reason,
+  });
+}
+
+/**
  * Validates the emails of one job. Returns the outcomes to record, and
  * whether some failed transiently and should be retried (the queue
  * redelivers); on the last attempt those are recorded as `error` instead.
@@ -72,13 +93,13 @@ export async function validateJob(
   const done: Done[] = [];
   let retry = false;
   for (const { email, outcome } of outcomes) {
+    reportValidation(email, outcome, !lastAttempt);
     if (outcome.status === 'completed') {
       const { email: _address, ...result } = outcome.result;
       done.push({ email, outcome: { status: 'completed', result } });
     } else if (lastAttempt) {
       done.push({ email, outcome: { status: 'error' } });
     } else {
-      logger.warn('validation failed; the queue will retry', { email_id: email.id, email_list_id: email.email_list_id });
       retry = true;
     }
   }
@@ -101,19 +122,42 @@ export async function recordOutcomes<T extends Done>(done: T[]): Promise<T[][]> 
     return Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size));
   });
   const failed: T[][] = [];
+  const finishedLists = new Set<number>();
   await Promise.all(
-    groups.map((group) =>
-      finishEmails(group).catch((error) => {
+    groups.map(async (group) => {
+      try {
+        const finished = await finishEmails(group);
+        for (const email of finished) if (email.email_list_id !== null) finishedLists.add(email.email_list_id);
+      } catch (error) {
         logger.warn('could not record validation outcomes', { email_ids: group.map((d) => d.email.id), ...describeError(error) });
         failed.push(group);
-      }),
-    ),
+      }
+    }),
   );
+  const accountOf = new Map(done.map((d) => [d.email.email_list_id, d.email.account_id]));
+  await endListRounds([...finishedLists].map((listId) => ({ accountId: accountOf.get(listId)!, listId })));
   return failed;
+}
+
+/** After outcomes are recorded: each list they finished emails of may now be complete; record how long its round of work took. */
+export async function endListRounds(lists: { accountId: string; listId: number }[]): Promise<void> {
+  for (const { accountId, listId } of lists) {
+    const seconds = await endListRound(accountId, listId);
+    if (seconds === undefined) continue;
+    recordMetric('listCompletionTime', seconds);
+    logger.info('email list completed', { list_id: listId, seconds });
+  }
 }
 
 /** A batch that reached the dead-letter queue: its unfinished emails end as `error`, and so does their list. */
 export async function failEmails(accountId: string, emailIds: number[]): Promise<void> {
   const unfinished = (await getEmails(accountId, emailIds)).filter(isUnfinished);
-  for (const email of unfinished) await finishEmails([{ email, outcome: { status: 'error', listError: true } }]);
+  const finishedLists = new Set<number>();
+  for (const email of unfinished) {
+    countMetric('emailsErrored');
+    logger.warn('validation dead-lettered; recorded as error', { email_id: email.id, list_id: email.email_list_id });
+    const [finished] = await finishEmails([{ email, outcome: { status: 'error', listError: true } }]);
+    if (finished && email.email_list_id !== null) finishedLists.add(email.email_list_id);
+  }
+  await endListRounds([...finishedLists].map((listId) => ({ accountId, listId })));
 }

@@ -21,9 +21,13 @@ export interface ValidationResult {
   canonical_email: string;
 }
 
-/** A validation either finishes, or fails transiently (DNS kept failing) and may be retried. */
+/**
+ * A validation either finishes, or fails transiently (DNS kept failing) and
+ * may be retried. A finished one may still report problems on the way (a mail
+ * host whose lookup failed or that did not greet), for the caller's logs.
+ */
 export type ValidationOutcome =
-  | { status: 'completed'; result: ValidationResult }
+  | { status: 'completed'; result: ValidationResult; problems?: string[] }
   | { status: 'error'; reason: string };
 
 /** Syntax check outcome: the parts on success, a human-readable reason otherwise. */

@@ -7,6 +7,7 @@ import { badRequest } from '#shared/http/errors';
 import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
 import { authenticate, errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
+import { instrumented } from '#shared/util/invocation';
 
 export interface EndpointInput<B, Q> {
   body: B;
@@ -66,10 +67,12 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>>(
     return withIdempotency(principal.accountId, scoped, JSON.stringify([event.httpMethod, event.path, body]), execute);
   };
 
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(requestContext())
-    .use(errorEnvelope())
-    .use(authenticate())
-    .use(parseInput({ body: spec.body ?? noParameters, query: spec.query ?? noParameters, media: spec.media ?? ['json'] }))
-    .handler((event, context) => core(event, context as AuthedContext));
+  return instrumented(
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      .use(requestContext())
+      .use(errorEnvelope())
+      .use(authenticate())
+      .use(parseInput({ body: spec.body ?? noParameters, query: spec.query ?? noParameters, media: spec.media ?? ['json'] }))
+      .handler((event, context) => core(event, context as AuthedContext)),
+  );
 }

@@ -57,7 +57,7 @@ export const gatewayResponseBody = (type: GatewayResponseType) => {
   return { error: { type: errorType, code, message } };
 };
 
-export function gatewayError(type: 'UNAUTHORIZED' | 'REQUEST_TOO_LARGE', requestId: string): APIGatewayProxyResult {
+export function gatewayError(type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE', requestId: string): APIGatewayProxyResult {
   const definition = gatewayResponses[type];
   return {
     statusCode: definition.statusCode,

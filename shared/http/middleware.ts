@@ -79,6 +79,7 @@ export const authenticate = (): Middleware => ({
     }
     if (!principal) throw unauthorized();
     (request.context as AuthedContext).principal = principal;
+    logger.withContext({ account_id: principal.accountId });
   },
 });
 

@@ -14,6 +14,7 @@ import {
 } from '#shared/messaging/reactions';
 import { MAX_EXTRAS_BYTES } from '#shared/messaging/size';
 import { newId, nowSeconds } from '#shared/util/ids';
+import { countMetric } from '#shared/util/metrics';
 
 const tooLarge = (param: string) =>
   badRequest(
@@ -43,6 +44,7 @@ export async function sendMessage(
   };
   if (message.extras_bytes > MAX_EXTRAS_BYTES) throw tooLarge('attachments');
   if (!(await messages.insertMessage(who, message))) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  countMetric('messagesSent');
   return message;
 }
 

@@ -1,25 +1,70 @@
 /**
- * Structured JSON logs, one line per event, always carrying the request id so
- * a line in CloudWatch can be joined to the X-Request-Id a client reports.
+ * Structured JSON logs (Powertools for AWS Lambda Logger), one line per
+ * event, always carrying the request id so a line in CloudWatch can be joined
+ * to the X-Request-Id a client reports.
+ *
+ * Each invocation logs through its own child logger, held in an
+ * AsyncLocalStorage: Powertools keeps keys per logger instance, and the local
+ * server (or a Lambda running several invocations at once) interleaves
+ * requests in one process, where one shared logger would stamp one request's
+ * id on another's lines.
  */
-type Level = 'debug' | 'info' | 'warn' | 'error';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { ConstructorOptions, LogLevel } from '@aws-lambda-powertools/logger/types';
+import type { Context } from 'aws-lambda';
+import { redact } from '#shared/util/redact';
 
-let context: Record<string, unknown> = {};
-const quiet = () => process.env.LOG_LEVEL === 'silent';
+type Level = 'debug' | 'info' | 'warn' | 'error';
+type Fields = Record<string, unknown>;
+
+class ServiceLogger extends Logger {
+  /** A logger for one invocation; only the first invocation of the process reports a cold start. */
+  forInvocation(context: Context | undefined): ServiceLogger {
+    const child = this.createChild() as ServiceLogger;
+    child.coldStart = this.getColdStart();
+    if (context?.awsRequestId) child.addContext(context);
+    return child;
+  }
+
+  protected override createLogger(options?: ConstructorOptions): ServiceLogger {
+    return new ServiceLogger(options);
+  }
+}
+
+/** LOG_LEVEL in any case (`silent`, `info`, ...); Lambda's own log-level control (AWS_LAMBDA_LOG_LEVEL) wins when set. */
+const levelFromEnv = (): LogLevel | undefined => (process.env.LOG_LEVEL?.trim().toUpperCase() || undefined) as LogLevel | undefined;
+
+const root = new ServiceLogger({
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'serverless-messaging',
+  logLevel: levelFromEnv(),
+  jsonReplacerFn: redact,
+});
+const invocation = new AsyncLocalStorage<ServiceLogger>();
+const current = (): ServiceLogger => invocation.getStore() ?? root;
 
 export const logger = {
-  withContext(fields: Record<string, unknown>) {
-    context = { ...fields };
+  /** Adds keys to every later line of the current invocation (request id, method, path, account). */
+  withContext(fields: Fields) {
+    current().appendKeys(fields);
   },
-  log(level: Level, message: string, fields: Record<string, unknown> = {}) {
-    if (quiet()) return;
-    const line = JSON.stringify({ level, message, time: new Date().toISOString(), ...context, ...fields });
-    (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
+  log(level: Level, message: string, fields: Fields = {}) {
+    current()[level](message, fields);
   },
-  info: (message: string, fields?: Record<string, unknown>) => logger.log('info', message, fields),
-  warn: (message: string, fields?: Record<string, unknown>) => logger.log('warn', message, fields),
-  error: (message: string, fields?: Record<string, unknown>) => logger.log('error', message, fields),
+  debug: (message: string, fields?: Fields) => logger.log('debug', message, fields),
+  info: (message: string, fields?: Fields) => logger.log('info', message, fields),
+  warn: (message: string, fields?: Fields) => logger.log('warn', message, fields),
+  error: (message: string, fields?: Fields) => logger.log('error', message, fields),
+  /** Changes the level of later invocations (tests turn logs on to read them). */
+  setLevel(level: string) {
+    root.setLogLevel(level.toUpperCase() as LogLevel);
+  },
 };
+
+/** Runs one invocation with its own logger: its lines carry its Lambda context and the keys added during it. */
+export function withInvocationLogger<T>(context: Context | undefined, run: () => Promise<T>): Promise<T> {
+  return invocation.run(root.forInvocation(context), run);
+}
 
 export const describeError = (error: unknown) =>
   error instanceof Error ? { error_name: error.name, error_message: error.message, stack: error.stack } : { error };

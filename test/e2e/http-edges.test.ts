@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeToken } from '#shared/data/tokens';
 import { routes } from '#shared/routes';
 import { aTenant, type Tenant } from '../steps/given.ts';
+import { captureLogs } from '../steps/logs.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 const chatRoutes = routes.filter((r) => r.api === 'chat');
@@ -44,19 +45,21 @@ describe.each(transports())('HTTP behaviour over %s', (transport) => {
   });
 
   it.runIf(transport !== 'remote')('logs one structured JSON line per request, carrying its X-Request-Id', async () => {
-    const lines: string[] = [];
-    const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
-    process.env.LOG_LEVEL = 'info';
+    const logs = captureLogs();
     try {
       const res = await api.call('GET', '/v1/conversations', { token: t.token });
-      const entries = lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l));
-      expect(entries).toContainEqual(
-        expect.objectContaining({ level: 'info', request_id: res.headers['x-request-id'], path: '/v1/conversations', status: 200 }),
+      expect(logs.lines()).toContainEqual(
+        expect.objectContaining({
+          level: 'INFO',
+          message: 'request completed',
+          request_id: res.headers['x-request-id'],
+          account_id: t.accountId,
+          path: '/v1/conversations',
+          status: 200,
+        }),
       );
     } finally {
-      process.stdout.write = write;
-      process.env.LOG_LEVEL = 'silent';
+      logs.stop();
     }
   });
 

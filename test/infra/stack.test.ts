@@ -1,52 +1,15 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { App, type CfnElement } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
-import { authorizer, fallback, routes, schedules, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
+import { authorizer, routes, schedules, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
 import { DEPLOY_NODE_MAJOR, lambdaRuntime, parseMajor } from '../../infra/runtime.ts';
-import { assertWorkerFitsQueue, ServerlessMessagingStack } from '../../infra/stack.ts';
+import { assertWorkerFitsQueue } from '../../infra/stack.ts';
+import { logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const handlers = [
-  ...routes.map((r) => r.handler),
-  authorizer.handler,
-  fallback.handler,
-  ...workers.map((w) => w.handler),
-  ...schedules.map((s) => s.handler),
-];
-
-// Bundling is skipped, but NodejsFunction still requires each entry to exist
-// under the project root: use the real functions/ when complete, stubs in an
-// untracked temporary directory inside the repo otherwise.
-let stubDir: string | undefined;
-function functionsDir(): string {
-  const real = path.join(repoRoot, 'functions');
-  if (handlers.every((h) => fs.existsSync(path.join(real, `${h}.ts`)))) return real;
-  const cache = path.join(repoRoot, 'node_modules', '.cache');
-  fs.mkdirSync(cache, { recursive: true });
-  stubDir = fs.mkdtempSync(path.join(cache, 'infra-test-functions-'));
-  for (const h of handlers) {
-    fs.mkdirSync(path.dirname(path.join(stubDir, h)), { recursive: true });
-    fs.writeFileSync(path.join(stubDir, `${h}.ts`), 'export const handler = async () => ({});\n');
-  }
-  return stubDir;
-}
-afterAll(() => {
-  if (stubDir) fs.rmSync(stubDir, { recursive: true, force: true });
-});
-
-// Same feature flags as `cdk synth`, so the template under test is the deployed one.
-const cdkContext = JSON.parse(fs.readFileSync(path.join(repoRoot, 'cdk.json'), 'utf8')).context ?? {};
-const app = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } });
-const stack = new ServerlessMessagingStack(app, 'TestStack', { stackName: 'test-stack', functionsDir: functionsDir() });
-const template = Template.fromStack(stack);
-
-const logicalId = (c: { node: { defaultChild?: unknown } }) => stack.getLogicalId(c.node.defaultChild as CfnElement);
+const { stack, template } = synthStack();
+const logicalId = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
 const apiNames = [...new Set(routes.map((r) => r.api))];
 const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase());
 const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
@@ -499,7 +462,7 @@ describe('workers', () => {
     });
     try {
       const { ServerlessMessagingStack: Mocked } = await import('../../infra/stack.ts');
-      expect(() => new Mocked(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Bad')).toThrow(/>= 6 x/);
+      expect(() => new Mocked(testApp(), 'Bad')).toThrow(/>= 6 x/);
     } finally {
       vi.doUnmock('../../shared/queues.ts');
       vi.resetModules();
@@ -550,39 +513,6 @@ describe('schedules', () => {
         FunctionName: getAtt(logicalId(fn)),
         SourceArn: getAtt(logicalId(stack.scheduleRules.get(schedule)!)),
       });
-    }
-  });
-});
-
-describe('validator settings', () => {
-  it('forwards the deploy environment to the functions that validate, and only to them', () => {
-    const saved = { ...process.env };
-    Object.assign(process.env, { SMTP_PROBE: 'tcp', DNS_SERVERS: '10.0.0.2' });
-    try {
-      const withSettings = new ServerlessMessagingStack(new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } }), 'ValidatorStack', {
-        stackName: 'validator-stack',
-        functionsDir: functionsDir(),
-      });
-      const fns = Template.fromStack(withSettings).findResources('AWS::Lambda::Function');
-      const validating = Object.values(fns).filter((f) => f.Properties.Environment?.Variables?.SMTP_PROBE === 'tcp');
-      const expected = routes.filter((r) => r.validates).length + workers.filter((w) => w.validates).length;
-      expect(expected).toBeGreaterThan(0);
-      expect(validating).toHaveLength(expected);
-      for (const fn of validating) expect(fn.Properties.Environment.Variables.DNS_SERVERS).toBe('10.0.0.2');
-    } finally {
-      process.env = saved;
-    }
-  });
-
-  it('refuses to synthesize with an invalid validator setting', () => {
-    const saved = { ...process.env };
-    process.env.SMTP_PROBE = 'sometimes';
-    try {
-      expect(
-        () => new ServerlessMessagingStack(new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } }), 'BadStack', { functionsDir: functionsDir() }),
-      ).toThrow(/SMTP_PROBE/);
-    } finally {
-      process.env = saved;
     }
   });
 });

@@ -3,23 +3,39 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { routes } from '#shared/routes';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queues, deadLetterUrlEnv, queueUrlEnv, type QueueDefinition } from '#shared/queues';
+import { routes, type QueueName } from '#shared/routes';
 import { DEPLOY_NODE_MAJOR } from '../../infra/runtime.ts';
+import { bundleInvoker, CloudAssembly, type AssemblyFunction } from '../../scripts/local/cloud-assembly.ts';
+import type { Invoker } from '../../scripts/local/lambda.ts';
+import { startWorkers } from '../../scripts/local/runtime.ts';
+import { aTenant } from '../steps/given.ts';
+import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { apiClient, type ApiClient } from '../steps/when.ts';
 
 const run = promisify(execFile);
 
-/** The real `cdk synth`, bundling every function with esbuild, with no AWS credentials at all. */
+/**
+ * The real `cdk synth`, bundling every function with esbuild, with no AWS
+ * credentials at all; then the bundles it wrote serve both APIs and the
+ * workers, wired from the synthesized template as Lambda would run them.
+ */
 describe('cdk synth', () => {
   const out = mkdtempSync(join(tmpdir(), 'cdk-out-'));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it('synthesizes and bundles every handler as an ESM bundle for the Node major of .nvmrc, without credentials', async () => {
+  beforeAll(async () => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
-    await run('npx', ['cdk', 'synth', '--quiet', '--output', out], {
+    // A validator setting marks the functions that validate, so the test can point just those at its DNS server.
+    await run('npx', ['cdk', 'synth', '--quiet', '--output', out, '-c', 'DNS_SERVERS=127.0.0.1'], {
       env: { ...env, CDK_DISABLE_VERSION_CHECK: '1', AWS_EC2_METADATA_DISABLED: 'true' },
       timeout: 240_000,
     });
+  }, 300_000);
+
+  it('synthesizes and bundles every handler as an ESM bundle for the Node major of .nvmrc, without credentials', () => {
     const template = JSON.parse(readFileSync(join(out, 'ServerlessMessagingStack.template.json'), 'utf8'));
     type Resource = { Type: string; Properties: { Runtime?: string } };
     const functions = Object.values(template.Resources as Record<string, Resource>).filter(
@@ -36,5 +52,122 @@ describe('cdk synth', () => {
       const code = readFileSync(join(out, dir, entry), 'utf8');
       expect(code).toMatch(/export\s*\{/); // ESM: Lambda imports `handler` from the bundle
     }
-  }, 300_000);
+  });
+
+  describe('the deployed bundles, served from cdk.out', () => {
+    let assembly: CloudAssembly;
+    let env: EmailEnv | undefined;
+    let invoke: Invoker;
+    let chat: ApiClient;
+    let email: ApiClient;
+    let workers: { stop: () => Promise<void> };
+    const invoked = new Set<string>();
+    const sqs = new SQSClient({});
+    // Read once: while a function runs, this process's environment is that function's.
+    const urls = { purge: '', deadLetters: '' };
+
+    beforeAll(async () => {
+      assembly = CloudAssembly.read(out);
+      env = await emailEnv(undefined, { workers: false });
+      urls.purge = process.env.PURGE_QUEUE_URL!;
+      urls.deadLetters = process.env.VALIDATION_DLQ_URL!;
+      const queueUrls: Record<string, string> = {};
+      for (const [key, def] of Object.entries(queues) as [QueueName, QueueDefinition][]) {
+        queueUrls[`${assembly.stackName}-${def.name}`] = process.env[queueUrlEnv(key)]!;
+        queueUrls[`${assembly.stackName}-${def.name}-dlq`] = process.env[deadLetterUrlEnv(key)]!;
+      }
+      // What Lambda provides around a function's own variables: region, credentials, endpoints (here the local ones).
+      const platform = Object.fromEntries(
+        Object.entries(process.env).filter(([k]) => /^(AWS_(REGION|ACCESS_KEY_ID|SECRET_ACCESS_KEY|ENDPOINT_URL_\w+|SDK_JS_\w+)|LOG_LEVEL|PATH|HOME)$/.test(k)),
+      ) as Record<string, string>;
+      const localValidator = { DNS_SERVERS: env!.dns.address, ALLOW_PRIVATE_MX: 'true', DNS_TIMEOUT_MS: '400', DNS_TRIES: '2' };
+      invoke = bundleInvoker(
+        assembly,
+        { tableName: process.env.TABLE_NAME!, queueUrls },
+        (_fn: AssemblyFunction, own) => ({ ...platform, ...own, ...(own.DNS_SERVERS ? localValidator : {}) }),
+        (fn) => invoked.add(fn.logicalId),
+      );
+      [chat, email] = await Promise.all([apiClient('chat', 'http', { run: invoke }), apiClient('email', 'http', { run: invoke })]);
+      workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1, run: invoke });
+    }, 60_000);
+
+    afterAll(async () => {
+      await workers?.stop();
+      await Promise.all([chat?.close(), email?.close()]);
+      await env?.stop();
+      sqs.destroy();
+    });
+
+    const queueEmpty = async (url: string) => {
+      const { Attributes: a } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      );
+      return a?.ApproximateNumberOfMessages === '0' && a.ApproximateNumberOfMessagesNotVisible === '0';
+    };
+
+    it('answer every route of the messaging API', async () => {
+      const t = await aTenant();
+      const as = { token: t.token };
+      expect((await chat.call('GET', '/v1/conversations', {})).status).toBe(401);
+      const conversation = await chat.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } });
+      expect(conversation.status).toBe(201);
+      const id = conversation.body.id;
+      expect((await chat.call('GET', '/v1/conversations', as)).body.data).toHaveLength(1);
+      expect((await chat.call('GET', `/v1/conversations/${id}`, as)).status).toBe(200);
+      expect((await chat.call('PUT', `/v1/conversations/${id}`, { ...as, form: { is_pinned: 'true' } })).body.is_pinned).toBe(true);
+      const message = await chat.call('POST', '/v1/messages', { ...as, form: { conversation_id: id, message: 'from the bundle' } });
+      expect(message.status).toBe(201);
+      expect((await chat.call('GET', '/v1/messages', { ...as, query: { conversation_id: id } })).body.data).toHaveLength(1);
+      expect((await chat.call('GET', `/v1/messages/${message.body.id}`, as)).body.message).toBe('from the bundle');
+      expect((await chat.call('PUT', `/v1/messages/${message.body.id}`, { ...as, form: { message: 'edited' } })).body.message).toBe('edited');
+      expect((await chat.call('DELETE', `/v1/messages/${message.body.id}`, as)).status).toBe(200);
+      expect((await chat.call('DELETE', `/v1/conversations/${id}`, as)).status).toBe(200);
+      expect((await chat.call('GET', '/v1/nowhere', as)).status).toBe(404);
+      expect((await chat.call('PATCH', '/v1/messages', as)).status).toBe(405);
+
+      // The purge worker finishes a deleted conversation from its queue.
+      await sqs.send(new SendMessageCommand({
+        QueueUrl: urls.purge,
+        MessageBody: JSON.stringify({ kind: 'purge-conversation', accountId: t.accountId, conversationId: id }),
+      }));
+      await eventually(() => queueEmpty(urls.purge));
+    });
+
+    it('answer every route of the email API, with the worker validating from its queue', async () => {
+      const t = await aTenant();
+      const as = { token: t.token };
+      expect((await email.call('GET', '/api/v1/emails', {})).status).toBe(401);
+      const created = await email.call('POST', '/api/v1/emails', { ...as, json: { emails: ['info@example.com', 'x@nowhere.test'] } });
+      expect(created.status).toBe(201);
+      expect(created.body.emails.map((e: { is_valid: boolean }) => e.is_valid)).toEqual([true, false]);
+      const [valid, invalid] = created.body.emails.map((e: { id: number }) => e.id);
+      expect((await email.call('GET', '/api/v1/emails', as)).body.emails).toHaveLength(2);
+      expect((await email.call('GET', `/api/v1/email/${valid}`, as)).body.status).toBe('completed');
+      expect((await email.call('DELETE', `/api/v1/email/${invalid}`, as)).status).toBe(200);
+
+      const list = await email.call('POST', '/api/v1/emailList', { ...as, json: { name: 'from cdk.out' } });
+      expect(list.status).toBe(201);
+      const listId = list.body.id;
+      expect((await email.call('GET', '/api/v1/emailLists', as)).body.emailLists).toHaveLength(1);
+      const added = await email.call('POST', `/api/v1/emailList/${listId}/emails`, { ...as, json: { emails: ['a@example.com', 'b@gmail.com', 'bad'] } });
+      expect(added.status).toBe(200);
+      const done = await eventually(async () => {
+        const res = await email.call('GET', `/api/v1/emailList/${listId}`, as);
+        return res.body.status === 'completed' && res.body;
+      });
+      expect(done).toMatchObject({ email_count: 2, rejected_count: 1 });
+      expect((await email.call('GET', `/api/v1/emailList/${listId}/emails`, as)).body.emails).toHaveLength(2);
+      expect((await email.call('DELETE', `/api/v1/emailList/${listId}`, as)).status).toBe(200);
+      expect((await email.call('GET', '/api/v1/nowhere', as)).status).toBe(404);
+
+      // The dead-letter worker, and the sweeper on its schedule.
+      await sqs.send(new SendMessageCommand({ QueueUrl: urls.deadLetters, MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: [valid] }) }));
+      await eventually(() => queueEmpty(urls.deadLetters));
+      await expect(invoke({ handler: 'workers/sweeper' }, {}, 60)).resolves.toMatchObject({ resent: expect.any(Number) });
+    });
+
+    it('ran every function of the template, each from its own bundle', () => {
+      expect([...invoked].sort()).toEqual(assembly.functions().map((f) => f.logicalId).sort());
+    });
+  });
 });

@@ -1,5 +1,7 @@
+import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resetValidatorConfig, validateEmail, type ValidationResult } from '#shared/email/validator/index';
+import { MAX_PROBED_ADDRESSES, MAX_PROBED_HOSTS } from '#shared/email/validator/mail-domain';
 import { scopedEnv } from '../steps/scoped-env.ts';
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { refusedPort, startSmtpPair, startSmtpServer, type SmtpListener } from '../steps/smtp-servers.ts';
@@ -11,6 +13,17 @@ import { startSocksProxy, type SocksProxy } from '../steps/socks-proxy.ts';
  * SMTP_PORT at it; the two-host test binds one port on 127.0.0.1 and 127.0.0.2.
  */
 const TIMEOUT_MS = 400;
+
+/** 15 MX hosts (listed out of preference order), each with three loopback addresses. */
+const MANY = 15;
+const manyMx = {
+  'many-mx.test': {
+    mx: Array.from({ length: MANY }, (_, i) => MANY - i).map((n) => ({ priority: n * 10, exchange: `mx${n}.many-mx.test` })),
+  },
+  ...Object.fromEntries(
+    Array.from({ length: MANY }, (_, i) => i + 1).map((n) => [`mx${n}.many-mx.test`, { a: [1, 2, 3].map((k) => `127.0.${k}.${n}`) }]),
+  ),
+};
 let dns: DnsServer;
 const stops: (() => Promise<void>)[] = [];
 
@@ -31,6 +44,7 @@ beforeAll(async () => {
     'mx.two-addresses.test': { a: ['127.0.0.2', '127.0.0.1'] },
     'metadata.test': { mx: [{ priority: 10, exchange: 'mx.metadata.test' }] },
     'mx.metadata.test': { a: ['169.254.169.254'] },
+    ...manyMx,
   });
 });
 
@@ -162,8 +176,36 @@ describe('SMTP_PROBE=tcp', () => {
     expect(smtp.connections()).toBe(0);
   });
 
-  it('never probes the metadata address without ALLOW_PRIVATE_MX', async () => {
-    configure({ SMTP_PORT: '25', ALLOW_PRIVATE_MX: 'false' });
+  it('contacts at most 10 MX hosts of a domain, lowest preference first, at no more than 2 addresses each', async () => {
+    // Hangs up at once, so every address the probe tries is seen; bound to all of 127/8 to see which.
+    const reached: string[] = [];
+    const server = net.createServer((socket) => {
+      reached.push(socket.localAddress!.replace(/^::ffff:/, ''));
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    configure({ SMTP_PORT: String((server.address() as net.AddressInfo).port) });
+    dns.resetQueries();
+
+    const outcome = await validateEmail('user@many-mx.test');
+    expect(outcome).toMatchObject({ status: 'completed', result: { mx_record_count: MANY, connectable_mx_record_count: 0 } });
+    const expected = Array.from({ length: MAX_PROBED_HOSTS }, (_, i) => i + 1).flatMap((n) => [`127.0.1.${n}`, `127.0.2.${n}`]);
+    expect(MAX_PROBED_ADDRESSES).toBe(2);
+    expect(reached.sort()).toEqual(expected.sort());
+    // Hosts past the limit are not even looked up.
+    for (let n = MAX_PROBED_HOSTS + 1; n <= MANY; n++) expect(dns.count(`mx${n}.many-mx.test`)).toBe(0);
+    expect(outcome.status === 'completed' && outcome.problems).toContain(`${MANY - MAX_PROBED_HOSTS} more MX host(s) of many-mx.test not probed (limit 10)`);
+  });
+
+  it('without the probe, every MX host counts (no connection is made)', async () => {
+    configure({ SMTP_PROBE: 'off' });
+    const result = await completed('user@many-mx.test');
+    expect(result).toMatchObject({ mx_record_count: MANY, connectable_mx_record_count: MANY, can_connect: true });
+  });
+
+  it('never probes the metadata address, not even with ALLOW_PRIVATE_MX', async () => {
+    configure({ SMTP_PORT: '25', ALLOW_PRIVATE_MX: 'true' });
     const result = await completed('user@metadata.test');
     expect(result).toMatchObject({ is_valid: true, can_connect: false });
   });

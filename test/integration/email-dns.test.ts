@@ -45,6 +45,9 @@ beforeAll(async () => {
     'mx.ssrf-loopback.test': { a: ['127.0.0.1'] },
     'ssrf-metadata.test': { mx: [{ priority: 10, exchange: 'mx.ssrf-metadata.test' }] },
     'mx.ssrf-metadata.test': { a: ['169.254.169.254'] },
+    'ssrf-metadata-v6.test': { mx: [{ priority: 10, exchange: 'mx.ssrf-metadata-v6.test' }] },
+    'mx.ssrf-metadata-v6.test': { aaaa: ['fd00:ec2::254'] },
+    'link-local.test': { aaaa: ['fe80::1'], a: ['169.254.10.20'] },
     'ssrf-mapped.test': { mx: [{ priority: 10, exchange: 'mx.ssrf-mapped.test' }] },
     'mx.ssrf-mapped.test': { aaaa: ['::ffff:10.0.0.1'] },
     'unspecified.test': { mx: [{ priority: 10, exchange: 'mx.unspecified.test' }] },
@@ -314,7 +317,7 @@ describe('caching', () => {
 });
 
 describe('SSRF guard', () => {
-  it.each(['ssrf-loopback.test', 'ssrf-metadata.test', 'ssrf-mapped.test'])(
+  it.each(['ssrf-loopback.test', 'ssrf-mapped.test'])(
     '%s: an MX host on a private address is not connectable unless ALLOW_PRIVATE_MX=true',
     async (domain) => {
       configure({ ALLOW_PRIVATE_MX: 'false' });
@@ -331,6 +334,14 @@ describe('SSRF guard', () => {
     configure({ ALLOW_PRIVATE_MX: 'false' });
     expect(await completed('user@a-only.test')).toMatchObject({ is_valid: true, can_connect: false });
   });
+
+  it.each(['ssrf-metadata.test', 'ssrf-metadata-v6.test', 'link-local.test'])(
+    '%s: link-local and metadata addresses are never connectable, even with ALLOW_PRIVATE_MX=true',
+    async (domain) => {
+      configure({ ALLOW_PRIVATE_MX: 'true' });
+      expect(await completed(`user@${domain}`)).toMatchObject({ is_valid: true, connectable_mx_record_count: 0, can_connect: false });
+    },
+  );
 
   it('0.0.0.0 is never connectable, even with ALLOW_PRIVATE_MX=true', async () => {
     expect(await completed('user@unspecified.test')).toMatchObject({ is_valid: true, can_connect: false });

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import type { ApiName } from '#shared/routes';
 import { dispatch } from '../../scripts/local/api-gateway.ts';
 import { startApiServer, type RunningApi } from '../../scripts/local/http-server.ts';
+import type { Invoker } from '../../scripts/local/lambda.ts';
 import { assertMatchesOpenApi } from './openapi.ts';
 
 /**
@@ -101,8 +102,8 @@ function send(url: string, method: string, headers: Record<string, string>, body
  * Every response any test receives is checked against docs/openapi.yaml, so
  * the document cannot drift from what the API really answers.
  */
-export async function apiClient(api: ApiName, transport: Transport): Promise<ApiClient> {
-  const client = await rawClient(api, transport);
+export async function apiClient(api: ApiName, transport: Transport, options: { run?: Invoker } = {}): Promise<ApiClient> {
+  const client = await rawClient(api, transport, options.run);
   return {
     async call(method, path, options) {
       const res = await client.call(method, path, options);
@@ -117,12 +118,12 @@ export async function apiClient(api: ApiName, transport: Transport): Promise<Api
   };
 }
 
-async function rawClient(api: ApiName, transport: Transport): Promise<ApiClient> {
+async function rawClient(api: ApiName, transport: Transport, run?: Invoker): Promise<ApiClient> {
   if (transport === 'handler') {
     return {
       async call(method, path, options = {}) {
         const { url, body, headers } = requestParts(path, options);
-        const result = await dispatch(api, { method, url, headers, body });
+        const result = await dispatch(api, { method, url, headers, body }, run);
         return { status: result.statusCode, headers: lowerKeys(result.headers), body: parse(result.body), text: result.body };
       },
       close: async () => undefined,
@@ -133,7 +134,7 @@ async function rawClient(api: ApiName, transport: Transport): Promise<ApiClient>
   if (transport === 'remote') {
     base = (api === 'chat' ? process.env.CHAT_BASE_URL : process.env.EMAIL_BASE_URL)!.replace(/\/$/, '');
   } else {
-    server = await startApiServer(api, 0);
+    server = await startApiServer(api, 0, undefined, run);
     base = server.url;
   }
   return {

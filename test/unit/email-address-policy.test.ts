@@ -22,19 +22,14 @@ describe('classifyAddress (SSRF guard for MX targets)', () => {
     ['192.168.1.1', 'private'],
     ['127.0.0.1', 'private'],
     ['127.8.9.10', 'private'],
-    ['169.254.169.254', 'private'], // cloud metadata
-    ['169.254.0.1', 'private'],
     ['100.64.0.1', 'private'],
     ['100.127.255.255', 'private'],
     ['198.18.0.1', 'private'],
     ['::1', 'private'],
     ['fd00::1', 'private'],
     ['fc12:3456::1', 'private'],
-    ['fe80::1', 'private'],
     ['::ffff:127.0.0.1', 'private'], // IPv4-mapped loopback
     ['::ffff:7f00:1', 'private'],
-    ['::ffff:169.254.169.254', 'private'],
-    ['64:ff9b::a9fe:a9fe', 'private'], // NAT64 of the metadata address
     ['2002:c0a8:0101::1', 'private'], // 6to4 of 192.168.1.1
     // forbidden: never a mail host
     ['0.0.0.0', 'forbidden'],
@@ -52,6 +47,15 @@ describe('classifyAddress (SSRF guard for MX targets)', () => {
     ['2001::1', 'forbidden'], // Teredo
     ['::ffff:0.0.0.0', 'forbidden'],
     ['4000::1', 'forbidden'], // outside global unicast
+    // link-local and the metadata endpoints: never, not even with ALLOW_PRIVATE_MX
+    ['169.254.169.254', 'forbidden'], // cloud metadata
+    ['169.254.0.1', 'forbidden'],
+    ['fe80::1', 'forbidden'],
+    ['febf:ffff::1', 'forbidden'],
+    ['fd00:ec2::254', 'forbidden'], // EC2 metadata over IPv6, inside unique-local fc00::/7
+    ['::ffff:169.254.169.254', 'forbidden'],
+    ['64:ff9b::a9fe:a9fe', 'forbidden'], // NAT64 of the metadata address
+    ['2002:a9fe:a9fe::1', 'forbidden'], // 6to4 of the metadata address
     ['not-an-ip', 'forbidden'],
   ])('%s is %s', (ip, kind) => {
     expect(classifyAddress(ip)).toBe(kind);
@@ -61,6 +65,10 @@ describe('classifyAddress (SSRF guard for MX targets)', () => {
     expect(isAllowedTarget('127.0.0.1', false)).toBe(false);
     expect(isAllowedTarget('127.0.0.1', true)).toBe(true);
     expect(isAllowedTarget('169.254.169.254', false)).toBe(false);
+    expect(isAllowedTarget('169.254.169.254', true)).toBe(false);
+    expect(isAllowedTarget('fd00:ec2::254', true)).toBe(false);
+    expect(isAllowedTarget('fd00:ec2::253', true)).toBe(true); // the rest of unique-local stays private
+    expect(isAllowedTarget('fe80::1', true)).toBe(false);
     expect(isAllowedTarget('8.8.8.8', false)).toBe(true);
     expect(isAllowedTarget('0.0.0.0', true)).toBe(false);
     expect(isAllowedTarget('224.0.0.1', true)).toBe(false);

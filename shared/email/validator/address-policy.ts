@@ -8,12 +8,14 @@ import net from 'node:net';
  * host reachable either.
  *
  * - `public`: globally routable unicast; always allowed.
- * - `private`: private-use, loopback, link-local (incl. metadata), CGNAT,
- *   benchmarking, unique-local IPv6. Allowed only with ALLOW_PRIVATE_MX=true,
- *   which local runs and tests set to reach servers on loopback.
- * - `forbidden`: never a real host: unspecified, multicast, broadcast,
- *   reserved, documentation and protocol-assignment ranges. Never allowed
- *   (0.0.0.0 would even reach this machine).
+ * - `private`: private-use, loopback, CGNAT, benchmarking, unique-local IPv6.
+ *   Allowed only with ALLOW_PRIVATE_MX=true, which local runs and tests set
+ *   to reach servers on loopback (a deployed stack refuses the setting).
+ * - `forbidden`: never a real mail host: unspecified, multicast, broadcast,
+ *   reserved, documentation and protocol-assignment ranges, and link-local
+ *   with the cloud metadata endpoints (169.254.169.254, fd00:ec2::254) in it.
+ *   Never allowed, not even locally (0.0.0.0 would even reach this machine,
+ *   and the metadata endpoint hands out the function's credentials).
  *
  * IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, NAT64
  * `64:ff9b::/96`, 6to4 `2002::/16`) are judged by that IPv4 address. Ranges
@@ -34,15 +36,22 @@ const PRIVATE = blockList(
     ['172.16.0.0', 12],
     ['192.168.0.0', 16],
     ['127.0.0.0', 8], // loopback
-    ['169.254.0.0', 16], // link-local, incl. 169.254.169.254 metadata
     ['100.64.0.0', 10], // carrier-grade NAT
     ['198.18.0.0', 15], // benchmarking; also used by fake-IP DNS proxies
   ],
   [
     ['::1', 128], // loopback
-    ['fc00::', 7], // unique local
-    ['fe80::', 10], // link-local
+    ['fc00::', 7], // unique local (but see METADATA: fd00:ec2::254 is never allowed)
     ['fec0::', 10], // deprecated site-local
+  ],
+);
+
+/** Checked before PRIVATE: these sit inside ranges that are otherwise only private. */
+const METADATA_AND_LINK_LOCAL = blockList(
+  [['169.254.0.0', 16]], // link-local, incl. the EC2/Lambda metadata and credentials endpoint 169.254.169.254
+  [
+    ['fe80::', 10], // link-local
+    ['fd00:ec2::254', 128], // the EC2 metadata endpoint over IPv6
   ],
 );
 
@@ -80,6 +89,7 @@ export function classifyAddress(ip: string): AddressClass {
   if (!bytes) return 'forbidden';
   const embedded = embeddedIpv4(bytes);
   if (embedded) return classifyIpv4(embedded);
+  if (METADATA_AND_LINK_LOCAL.check(ip, 'ipv6')) return 'forbidden';
   if (PRIVATE.check(ip, 'ipv6')) return 'private';
   if (FORBIDDEN.check(ip, 'ipv6') || !GLOBAL_UNICAST_V6.check(ip, 'ipv6')) return 'forbidden';
   return 'public';
@@ -92,6 +102,7 @@ export function isAllowedTarget(ip: string, allowPrivate: boolean): boolean {
 }
 
 function classifyIpv4(ip: string): AddressClass {
+  if (METADATA_AND_LINK_LOCAL.check(ip, 'ipv4')) return 'forbidden';
   if (PRIVATE.check(ip, 'ipv4')) return 'private';
   if (FORBIDDEN.check(ip, 'ipv4')) return 'forbidden';
   return 'public';

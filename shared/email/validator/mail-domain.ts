@@ -1,6 +1,7 @@
+import { countMetric } from '#shared/util/metrics';
 import { isAllowedTarget } from './address-policy.ts';
 import type { ValidatorConfig } from './config.ts';
-import { DnsClient, DnsFailure, type HostAddresses, type MxAnswer } from './dns-lookup.ts';
+import { DnsClient, DnsFailure, type HostAddresses, type MxAnswer, type MxRecord } from './dns-lookup.ts';
 import { probeSmtpHost } from './smtp-probe.ts';
 import { TtlCache } from './ttl-cache.ts';
 
@@ -25,6 +26,11 @@ import { TtlCache } from './ttl-cache.ts';
  * - Failures of the domain's own MX (or implicit A/AAAA) lookup throw a
  *   DnsFailure: whether the domain accepts mail is unknown, so the
  *   validation ends in `error` and is retried later.
+ * - With the probe on, a domain is never a way to make this service connect
+ *   widely: only its first MAX_PROBED_HOSTS distinct MX hosts (lowest
+ *   preference first) are looked up and probed, each at no more than
+ *   MAX_PROBED_ADDRESSES addresses; the records beyond count as not
+ *   connectable.
  */
 export interface DomainAssessment {
   acceptsMail: boolean;
@@ -33,12 +39,19 @@ export interface DomainAssessment {
   canConnect: boolean;
   /** Some host lookups failed transiently: good for this answer, not for the cache. */
   incomplete: boolean;
+  /** What went wrong on the way (failed host lookups and probes), for the caller's logs. */
+  problems: string[];
 }
 
 interface HostCheck {
   connectable: boolean;
   incomplete: boolean;
+  problem?: string;
 }
+
+/** Probe mode: distinct MX hosts contacted per domain, and addresses tried per host. */
+export const MAX_PROBED_HOSTS = 10;
+export const MAX_PROBED_ADDRESSES = 2;
 
 /** A failed probe may be greylisting or a hiccup: remember it for at most this long. */
 const FAILED_PROBE_KEEP_MS = 60_000;
@@ -60,6 +73,7 @@ export class MailDomainInspector {
 
   /** `asciiDomain`: the lower-case A-label form. Throws DnsFailure when DNS cannot say. */
   assess(asciiDomain: string): Promise<DomainAssessment> {
+    countMetric(this.domains.has(asciiDomain) ? 'dnsCacheHits' : 'dnsCacheMisses');
     return this.domains.remember(
       asciiDomain,
       this.config.cacheTtlMs,
@@ -75,18 +89,23 @@ export class MailDomainInspector {
     if (mx.kind === 'mx') {
       const real = mx.records.filter((record) => record.exchange !== '');
       if (real.length === 0) return rejectsMail(mx.records.length);
+      const checked = this.hostsToCheck(real);
+      const skipped = new Set(real.map((record) => record.exchange).filter((host) => !checked.has(host)));
       const checks = await Promise.all(
-        mx.records.map((record) =>
-          record.exchange === '' ? { connectable: false, incomplete: false } : this.checkHost(record.exchange),
+        mx.records.map((record): HostCheck | Promise<HostCheck> =>
+          checked.has(record.exchange) ? this.checkHost(record.exchange) : { connectable: false, incomplete: false },
         ),
       );
       const connectable = checks.filter((check) => check.connectable).length;
+      const problems = [...new Set(checks.flatMap((check) => (check.problem ? [check.problem] : [])))];
+      if (skipped.size > 0) problems.push(`${skipped.size} more MX host(s) of ${domain} not probed (limit ${MAX_PROBED_HOSTS})`);
       return {
         acceptsMail: true,
         mxRecordCount: mx.records.length,
         connectableMxRecordCount: connectable,
         canConnect: connectable > 0,
         incomplete: checks.some((check) => check.incomplete),
+        problems,
       };
     }
 
@@ -103,7 +122,15 @@ export class MailDomainInspector {
       connectableMxRecordCount: 0,
       canConnect: host.connectable,
       incomplete: host.incomplete,
+      problems: host.problem ? [host.problem] : [],
     };
+  }
+
+  /** Every MX host without the probe; with it, the first MAX_PROBED_HOSTS distinct ones by preference. */
+  private hostsToCheck(records: MxRecord[]): Set<string> {
+    const hosts = [...records].sort((a, b) => a.priority - b.priority).map((record) => record.exchange);
+    const distinct = new Set(hosts);
+    return this.config.smtpProbe === 'off' ? distinct : new Set([...distinct].slice(0, MAX_PROBED_HOSTS));
   }
 
   private addressesOf(host: string): Promise<HostAddresses> {
@@ -121,28 +148,33 @@ export class MailDomainInspector {
     try {
       answer = await this.addressesOf(host);
     } catch (error) {
-      if (error instanceof DnsFailure) return { connectable: false, incomplete: true };
+      if (error instanceof DnsFailure) return { connectable: false, incomplete: true, problem: error.message };
       throw error;
     }
     const allowed = answer.addresses.filter((ip) => isAllowedTarget(ip, this.config.allowPrivateMx));
-    if (allowed.length === 0) return { connectable: false, incomplete: answer.failure !== undefined };
+    if (allowed.length === 0) {
+      return { connectable: false, incomplete: answer.failure !== undefined, problem: answer.failure?.message };
+    }
     if (this.config.smtpProbe === 'off') return { connectable: true, incomplete: false };
 
+    const targets = allowed.slice(0, MAX_PROBED_ADDRESSES);
     const greeted = await this.probes.remember(
       host,
       this.config.cacheTtlMs,
       () =>
-        probeSmtpHost(allowed, {
+        probeSmtpHost(targets, {
           port: this.config.smtpPort,
           timeoutMs: this.config.smtpTimeoutMs,
           proxy: this.config.smtpProxy,
         }),
       (ok) => (ok ? this.config.cacheTtlMs : FAILED_PROBE_KEEP_MS),
     );
-    return { connectable: greeted, incomplete: false };
+    if (greeted) return { connectable: true, incomplete: false };
+    const problem = `SMTP probe of ${host} (${targets.join(', ')}) port ${this.config.smtpPort}: no 220 greeting`;
+    return { connectable: false, incomplete: false, problem };
   }
 }
 
 function rejectsMail(mxRecordCount: number): DomainAssessment {
-  return { acceptsMail: false, mxRecordCount, connectableMxRecordCount: 0, canConnect: false, incomplete: false };
+  return { acceptsMail: false, mxRecordCount, connectableMxRecordCount: 0, canConnect: false, incomplete: false, problems: [] };
 }

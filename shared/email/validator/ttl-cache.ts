@@ -22,6 +22,11 @@ export class TtlCache<T> {
     this.entries.clear();
   }
 
+  /** Whether `key` would be answered from the cache now (settled or in flight). */
+  has(key: string): boolean {
+    return (this.entries.get(key)?.expiresAt ?? 0) > Date.now();
+  }
+
   /**
    * The cached promise for `key`, or the one `compute` starts. `ttlMs` applies
    * from the moment the value settles; `keepFor(value)` may shorten it.

@@ -74,7 +74,7 @@ export async function validateEmail(address: string, options: ValidateOptions = 
   };
   const score = computeScore(scoreSignals({ ...fields, is_disposable }));
   const result: ValidationResult = { ...fields, score };
-  return { status: 'completed', result };
+  return { status: 'completed', result, ...(domain.problems.length ? { problems: domain.problems } : {}) };
 }
 
 function unparseable(address: string): ValidationResult {

@@ -1,0 +1,129 @@
+import { Annotations, Stack } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { readValidatorConfig, VALIDATOR_ENV_VARS } from '../shared/email/validator/config.ts';
+
+/**
+ * What a deployer may choose at `cdk deploy` time, always as CDK context
+ * values (`-c name=value`, or the `context` of cdk.json / cdk.context.json):
+ * explicit and recorded, never picked up from whatever the deployer's shell
+ * happens to export (a local `npm start` sets ALLOW_PRIVATE_MX=true, for one).
+ * Every value is checked here, so a bad one fails the synth, not the service.
+ */
+export interface DeploySettings {
+  /** Validator settings for the functions that validate, by their environment variable names. */
+  validator: Record<string, string>;
+  /** Stage-wide API Gateway throttle, per API: steady requests per second and burst. */
+  throttle: { rateLimit: number; burstLimit: number };
+  /** Lambda application log level (Lambda drops lines below it before they are stored). */
+  logLevel: LogLevel;
+  /** E-mail address subscribed to the alarm topic (a topic is created for it). */
+  alarmEmail: string | undefined;
+  /** An existing SNS topic the alarms notify instead. */
+  alarmTopicArn: string | undefined;
+  /** Create API Gateway's account-wide CloudWatch Logs role (access and execution logs need one per region). */
+  apiGatewayCloudWatchRole: boolean;
+}
+
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 };
+
+/** Context keys, as a deployer types them after `-c`. */
+export const SETTING = {
+  throttleRate: 'apiThrottleRate',
+  throttleBurst: 'apiThrottleBurst',
+  logLevel: 'logLevel',
+  alarmEmail: 'alarmEmail',
+  alarmTopicArn: 'alarmTopicArn',
+  apiGatewayCloudWatchRole: 'apiGatewayCloudWatchRole',
+} as const;
+
+export class DeploySettingError extends Error {
+  override name = 'DeploySettingError';
+}
+
+export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = process.env): DeploySettings {
+  const context = (key: string): string | undefined => {
+    const value: unknown = scope.node.tryGetContext(key);
+    return value === undefined || value === null || String(value).trim() === '' ? undefined : String(value).trim();
+  };
+  return {
+    validator: validatorSettings(scope, context, env),
+    throttle: {
+      rateLimit: number(context(SETTING.throttleRate), SETTING.throttleRate, DEFAULT_THROTTLE.rateLimit, false),
+      burstLimit: number(context(SETTING.throttleBurst), SETTING.throttleBurst, DEFAULT_THROTTLE.burstLimit, true),
+    },
+    logLevel: logLevel(context(SETTING.logLevel)),
+    alarmEmail: email(context(SETTING.alarmEmail)),
+    alarmTopicArn: topicArn(context(SETTING.alarmTopicArn)),
+    apiGatewayCloudWatchRole: flag(context(SETTING.apiGatewayCloudWatchRole), SETTING.apiGatewayCloudWatchRole, true),
+  };
+}
+
+/**
+ * The validator's settings, from context values named like the environment
+ * variables the functions read (`-c SMTP_PROBE=tcp -c DNS_SERVERS=10.0.0.2`).
+ * ALLOW_PRIVATE_MX is refused: a deployed validator must never count (or
+ * probe) private addresses. The same names left in the deployer's shell are
+ * not forwarded; synth warns about them so nobody believes they were.
+ */
+function validatorSettings(scope: Construct, context: (key: string) => string | undefined, env: NodeJS.ProcessEnv) {
+  const chosen: Record<string, string> = {};
+  for (const name of VALIDATOR_ENV_VARS) {
+    const value = context(name);
+    if (value !== undefined) chosen[name] = value;
+  }
+  if (chosen.ALLOW_PRIVATE_MX !== undefined) {
+    throw new DeploySettingError(
+      'ALLOW_PRIVATE_MX is for local runs and tests only: a deployed validator never treats private, loopback or metadata addresses as mail hosts. Remove the context value.',
+    );
+  }
+  readValidatorConfig(chosen); // throws ValidatorConfigError naming the bad setting
+  const ignored = VALIDATOR_ENV_VARS.filter((name) => env[name] !== undefined && env[name] !== '' && chosen[name] === undefined);
+  if (ignored.length > 0) {
+    Annotations.of(Stack.of(scope)).addWarningV2(
+      'serverless-messaging:validator-env-ignored',
+      `Not forwarded from your shell: ${ignored.join(', ')}. Validator settings are context values: -c NAME=value.`,
+    );
+  }
+  return chosen;
+}
+
+function number(raw: string | undefined, name: string, fallback: number, integer: boolean): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new DeploySettingError(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
+  }
+  return value;
+}
+
+function flag(raw: string | undefined, name: string, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new DeploySettingError(`${name} must be 'true' or 'false', got '${raw}'`);
+}
+
+function logLevel(raw: string | undefined): LogLevel {
+  if (raw === undefined) return 'INFO';
+  const level = raw.toUpperCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new DeploySettingError(`${SETTING.logLevel} must be one of ${LOG_LEVELS.join(', ')}, got '${raw}'`);
+  }
+  return level as LogLevel;
+}
+
+function email(raw: string | undefined): string | undefined {
+  if (raw !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(raw)) {
+    throw new DeploySettingError(`${SETTING.alarmEmail} must be an e-mail address, got '${raw}'`);
+  }
+  return raw;
+}
+
+function topicArn(raw: string | undefined): string | undefined {
+  if (raw !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/.test(raw)) {
+    throw new DeploySettingError(`${SETTING.alarmTopicArn} must be an SNS topic ARN, got '${raw}'`);
+  }
+  return raw;
+}

@@ -1,0 +1,299 @@
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { METRIC } from '../../shared/util/metrics.ts';
+import { routes, workers } from '../../shared/routes.ts';
+import { VALIDATOR_ENV_VARS } from '../../shared/email/validator/config.ts';
+import { accessLogFormat, ACCESS_LOG_FIELDS } from '../../infra/api.ts';
+import { THRESHOLDS } from '../../infra/monitoring.ts';
+import { addNagPacks } from '../../infra/nag.ts';
+import { DEFAULT_THROTTLE } from '../../infra/settings.ts';
+import { ServerlessMessagingStack } from '../../infra/stack.ts';
+import { functionsDir, logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
+
+/** What an operator gets from the synthesized template: logs, traces, limits, alarms, the dashboard, and the rule packs. */
+const { stack, template } = synthStack();
+const logicalId = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const resources = (t: typeof template, type: string) => Object.entries(t.findResources(type) as Record<string, { Properties: any; DependsOn?: string[] }>);
+const functionCount = stack.namedFunctions().size;
+const apiCount = stack.apis.size;
+
+describe('function logs and traces', () => {
+  it('has every function log JSON at the deploy log level, trace actively, and name its service', () => {
+    const functions = resources(template, 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(functionCount);
+    for (const [, { Properties: p }] of functions) {
+      expect(p.LoggingConfig).toMatchObject({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO', SystemLogLevel: 'WARN' });
+      expect(p.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(p.Environment.Variables.POWERTOOLS_SERVICE_NAME).toBe('test-stack');
+    }
+  });
+
+  it('takes the log level from the logLevel context value', () => {
+    const { template: debug } = synthStack({ logLevel: 'debug' }, 'DebugStack');
+    for (const [, { Properties: p }] of resources(debug, 'AWS::Lambda::Function')) expect(p.LoggingConfig.ApplicationLogLevel).toBe('DEBUG');
+    expect(() => synthStack({ logLevel: 'chatty' }, 'BadLevel')).toThrow(/logLevel/);
+  });
+
+  it('lets each function write only its own log group, with retention', () => {
+    for (const [name, fn] of stack.namedFunctions()) {
+      const role = logicalId(fn.role!);
+      const logGroup = resources(template, 'AWS::Lambda::Function').find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig.LogGroup.Ref;
+      const statements = resources(template, 'AWS::IAM::Policy')
+        .filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === role))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+      const logs = statements.filter((s: { Action: string | string[] }) => [s.Action].flat().some((a) => a.startsWith('logs:')));
+      expect(logs, name).toEqual([
+        expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [logGroup, 'Arn'] } }),
+      ]);
+      // No managed policy (the default one may write to any log group of the account).
+      expect(resources(template, 'AWS::IAM::Role').find(([id]) => id === role)![1].Properties.ManagedPolicyArns, name).toBeUndefined();
+    }
+    for (const [, { Properties: p }] of resources(template, 'AWS::Logs::LogGroup')) expect(p.RetentionInDays).toBe(30);
+  });
+});
+
+describe('API stages', () => {
+  const stages = resources(template, 'AWS::ApiGateway::Stage');
+
+  it('trace with X-Ray and log execution errors on both stages, after the account logging role is in place', () => {
+    expect(stages).toHaveLength(apiCount);
+    const account = logicalId({ node: { defaultChild: stack.node.findChild('ApiGatewayAccount') } });
+    for (const [, stage] of stages) {
+      expect(stage.Properties.TracingEnabled).toBe(true);
+      expect(stage.Properties.MethodSettings).toContainEqual(expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false }));
+      expect(stage.DependsOn).toContain(account);
+    }
+    template.hasResourceProperties('AWS::ApiGateway::Account', { CloudWatchRoleArn: { 'Fn::GetAtt': [logicalId(stack.apiGatewayLogsRole!), 'Arn'] } });
+    template.hasResource('AWS::ApiGateway::Account', { DeletionPolicy: 'Retain' });
+  });
+
+  it('leaves the account logging role alone when told the account has one', () => {
+    const { template: without } = synthStack({ apiGatewayCloudWatchRole: 'false' }, 'NoRoleStack');
+    without.resourceCountIs('AWS::ApiGateway::Account', 0);
+  });
+
+  it('write JSON access logs with the request, caller, status, latencies and account to a log group with retention', () => {
+    for (const [, stage] of stages) {
+      const { DestinationArn, Format } = stage.Properties.AccessLogSetting;
+      const refs = [...JSON.stringify(DestinationArn).matchAll(/"Ref":"([^"]+)"/g)].map((m) => m[1]);
+      const groups = resources(template, 'AWS::Logs::LogGroup').filter(([id]) => refs.includes(id));
+      expect(groups).toHaveLength(1);
+      expect(groups[0]![1].Properties.RetentionInDays).toBe(30);
+      expect(Format).toBe(accessLogFormat());
+    }
+    // What one line looks like once API Gateway fills it in (the error message comes quoted).
+    const sample = accessLogFormat()
+      .replace('$context.error.messageString', JSON.stringify('Unauthorized "quoted"'))
+      .replace(/\$context\.[A-Za-z.]+/g, 'x');
+    const line = JSON.parse(sample);
+    expect(Object.keys(line).sort()).toEqual([...Object.keys(ACCESS_LOG_FIELDS), 'error'].sort());
+    expect(ACCESS_LOG_FIELDS).toMatchObject({
+      requestId: '$context.requestId',
+      sourceIp: '$context.identity.sourceIp',
+      method: '$context.httpMethod',
+      path: '$context.path',
+      status: '$context.status',
+      latencyMs: '$context.responseLatency',
+      integrationLatencyMs: '$context.integrationLatency',
+      accountId: '$context.authorizer.accountId',
+    });
+  });
+
+  it('throttle at the deploy values, defaulting to 100 rps with bursts of 200', () => {
+    expect(DEFAULT_THROTTLE).toEqual({ rateLimit: 100, burstLimit: 200 });
+    for (const [, stage] of stages) {
+      expect(stage.Properties.MethodSettings).toContainEqual(expect.objectContaining({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 }));
+    }
+    const { template: custom } = synthStack({ apiThrottleRate: '25', apiThrottleBurst: '40' }, 'ThrottledStack');
+    for (const [, stage] of resources(custom, 'AWS::ApiGateway::Stage')) {
+      expect(stage.Properties.MethodSettings).toContainEqual(expect.objectContaining({ ThrottlingRateLimit: 25, ThrottlingBurstLimit: 40 }));
+    }
+    expect(() => synthStack({ apiThrottleRate: '0' }, 'Bad1')).toThrow(/apiThrottleRate/);
+    expect(() => synthStack({ apiThrottleBurst: '2.5' }, 'Bad2')).toThrow(/apiThrottleBurst/);
+  });
+});
+
+describe('limits', () => {
+  it('caps each worker event source at its maximum concurrency, so a backlog cannot starve the APIs', () => {
+    const mappings = resources(template, 'AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(workers.length);
+    for (const [worker, fn] of stack.workerFunctions) {
+      const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === logicalId(fn))!;
+      expect(mapping.Properties.ScalingConfig).toEqual({ MaximumConcurrency: worker.maxConcurrency });
+      expect(worker.maxConcurrency).toBeGreaterThanOrEqual(2); // Lambda's minimum
+    }
+    // All workers together stay a small share of the default 1,000 concurrent executions.
+    expect(workers.reduce((sum, w) => sum + w.maxConcurrency, 0)).toBeLessThanOrEqual(10);
+    // Nothing reserved: a reservation is taken from the account's pool even when idle.
+    for (const [, { Properties: p }] of resources(template, 'AWS::Lambda::Function')) expect(p.ReservedConcurrentExecutions).toBeUndefined();
+  });
+});
+
+describe('alarms', () => {
+  const alarms = resources(template, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+  const named = (suffix: string) => alarms.find((a) => a.AlarmName === `test-stack-${suffix}`);
+  const queueName = (q: { node: { defaultChild?: unknown } }) => ({ 'Fn::GetAtt': [logicalId(q), 'QueueName'] });
+
+  it('has one alarm per dead-letter queue, work queue, API figure and function figure, and nothing else', () => {
+    const queueCount = Object.keys(stack.queues).length;
+    expect(alarms).toHaveLength(2 * queueCount + 2 * apiCount + 2 * functionCount);
+    for (const a of alarms) {
+      expect(a.TreatMissingData).toBe('notBreaching');
+      expect(a.AlarmDescription).toContain('docs/operations.md');
+    }
+  });
+
+  it('fires on any message in a dead-letter queue, and on work queue messages older than the threshold', () => {
+    for (const [name, dlq] of Object.entries(stack.deadLetterQueues)) {
+      expect(named(`${name}-dlq-depth`)).toMatchObject({
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: queueName(dlq) }],
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
+    }
+    for (const [name, queue] of Object.entries(stack.queues)) {
+      expect(named(`${name}-queue-age`)).toMatchObject({
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: queueName(queue) }],
+        Threshold: THRESHOLDS.queueAgeSeconds[name as keyof typeof THRESHOLDS.queueAgeSeconds],
+      });
+    }
+  });
+
+  it('fires on the 5xx rate and the p99 latency of each API', () => {
+    for (const api of stack.apis.keys()) {
+      const rate = named(`${api}-api-5xx-rate`)!;
+      expect(rate.Threshold).toBe(THRESHOLDS.serverErrorRate);
+      const byId = Object.fromEntries(rate.Metrics.map((m: { Id: string }) => [m.Id, m]));
+      expect(byId[`errors_${api}`].MetricStat.Metric).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' });
+      expect(byId[`requests_${api}`].MetricStat.Metric).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: 'Count' });
+      const p99 = named(`${api}-api-p99-latency`)!;
+      expect(p99.Threshold).toBe(THRESHOLDS.p99LatencyMs[api]);
+      expect(p99.Metrics[0].MetricStat).toMatchObject({ Stat: 'p99', Metric: { MetricName: 'Latency', Dimensions: expect.arrayContaining([{ Name: 'ApiName', Value: `test-stack-${api}` }]) } });
+    }
+  });
+
+  it('fires on errors and throttles of every function', () => {
+    for (const [name, fn] of stack.namedFunctions()) {
+      for (const [kind, metric] of [['errors', 'Errors'], ['throttles', 'Throttles']]) {
+        expect(named(`${name}-${kind}`), `${name} ${kind}`).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          MetricName: metric,
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }],
+          Threshold: 0,
+        });
+      }
+    }
+    expect(stack.namedFunctions().size).toBe(routes.length + 2 * apiCount + workers.length + 1);
+  });
+
+  it('notifies nobody unless asked; an e-mail gets a topic, a topic ARN is used as is', () => {
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    for (const a of alarms) expect(a.AlarmActions).toBeUndefined();
+
+    const { template: mailed } = synthStack({ alarmEmail: 'ops@example.com' }, 'MailedStack');
+    mailed.resourceCountIs('AWS::SNS::Topic', 1);
+    mailed.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    const topic = resources(mailed, 'AWS::SNS::Topic')[0]![0];
+    for (const [, a] of resources(mailed, 'AWS::CloudWatch::Alarm')) {
+      expect(a.Properties.AlarmActions).toEqual([{ Ref: topic }]);
+      expect(a.Properties.OKActions).toEqual([{ Ref: topic }]);
+    }
+
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+    const { template: existing } = synthStack({ alarmTopicArn: arn }, 'TopicStack');
+    existing.resourceCountIs('AWS::SNS::Topic', 0);
+    for (const [, a] of resources(existing, 'AWS::CloudWatch::Alarm')) expect(a.Properties.AlarmActions).toEqual([arn]);
+
+    expect(() => synthStack({ alarmEmail: 'not an address' }, 'BadMail')).toThrow(/alarmEmail/);
+  });
+});
+
+describe('dashboard', () => {
+  it('is one dashboard with the API, queue, function and business figures and every alarm', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const [, dashboard] = resources(template, 'AWS::CloudWatch::Dashboard')[0]!;
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const metric of ['5XXError', 'Latency', 'Count', 'ApproximateAgeOfOldestMessage', 'ApproximateNumberOfMessagesVisible', 'Errors', 'Throttles']) {
+      expect(body).toContain(`\\"${metric}\\"`);
+    }
+    for (const { name } of Object.values(METRIC)) expect(body).toContain(`\\"${name}\\"`);
+    for (const [id] of resources(template, 'AWS::CloudWatch::Alarm')) expect(body).toContain(id);
+    template.hasOutput('DashboardName', {});
+  });
+});
+
+describe('validator settings at deploy', () => {
+  it('forwards the validator context values to the functions that validate, and only to them', () => {
+    const { template: withSettings } = synthStack({ SMTP_PROBE: 'tcp', DNS_SERVERS: '10.0.0.2' }, 'ValidatorStack');
+    const fns = resources(withSettings, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Environment.Variables);
+    const validating = fns.filter((v) => v.SMTP_PROBE === 'tcp');
+    const expected = routes.filter((r) => r.validates).length + workers.filter((w) => w.validates).length;
+    expect(expected).toBeGreaterThan(0);
+    expect(validating).toHaveLength(expected);
+    for (const v of validating) expect(v.DNS_SERVERS).toBe('10.0.0.2');
+  });
+
+  it("never ships the deployer's shell environment, and says so", () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { SMTP_PROBE: 'tcp', DNS_SERVERS: '10.0.0.2', ALLOW_PRIVATE_MX: 'true' });
+    try {
+      const { stack: fromShell, template: shellTemplate } = synthStack({}, 'ShellStack');
+      for (const [, f] of resources(shellTemplate, 'AWS::Lambda::Function')) {
+        for (const name of VALIDATOR_ENV_VARS) expect(f.Properties.Environment.Variables).not.toHaveProperty(name);
+      }
+      Annotations.fromStack(fromShell).hasWarning('*', Match.stringLikeRegexp('Not forwarded from your shell: DNS_SERVERS, SMTP_PROBE, ALLOW_PRIVATE_MX'));
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('refuses ALLOW_PRIVATE_MX for a deployed stack, and a bad validator setting', () => {
+    expect(() => synthStack({ ALLOW_PRIVATE_MX: 'true' }, 'PrivateStack')).toThrow(/ALLOW_PRIVATE_MX is for local runs/);
+    expect(() => synthStack({ ALLOW_PRIVATE_MX: 'false' }, 'PrivateStack2')).toThrow(/ALLOW_PRIVATE_MX/);
+    expect(() => synthStack({ SMTP_PROBE: 'sometimes' }, 'BadStack')).toThrow(/SMTP_PROBE/);
+  });
+});
+
+describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
+  const outdirs: string[] = [];
+  afterAll(() => outdirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
+  /** Synthesizes an app with both packs; resolves to the report's error findings (none when the synth passes). */
+  function nagErrors(context: Record<string, unknown>, extend?: (stack: ServerlessMessagingStack) => void): string[] {
+    const outdir = fs.mkdtempSync(path.join(tmpdir(), 'nag-'));
+    outdirs.push(outdir);
+    const app = testApp(context, outdir);
+    const nagged = new ServerlessMessagingStack(app, 'NagStack', { stackName: 'nag-stack', functionsDir: functionsDir() });
+    extend?.(nagged);
+    addNagPacks(app);
+    try {
+      app.synth();
+      return [];
+    } catch (error) {
+      const reportFile = path.join(outdir, 'validation-report.json');
+      if (!fs.existsSync(reportFile)) throw error;
+      const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
+      return report.pluginReports.flatMap((p: { violations: { severity: string; ruleName: string; violatingConstructs: { constructPath: string }[] }[] }) =>
+        p.violations.filter((v) => v.severity === 'error').flatMap((v) => v.violatingConstructs.map((c) => `${v.ruleName} at ${c.constructPath}`)),
+      );
+    }
+  }
+
+  it('finds no unacknowledged error in the stack as deployed by default, or with every option on', () => {
+    expect(nagErrors({})).toEqual([]);
+    expect(nagErrors({ alarmEmail: 'ops@example.com', SMTP_PROBE: 'tcp', apiThrottleRate: '50' })).toEqual([]);
+    expect(nagErrors({ alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', apiGatewayCloudWatchRole: 'false' })).toEqual([]);
+  });
+
+  it('fails the synth on a finding nobody acknowledged', () => {
+    const errors = nagErrors({}, (s) => new Queue(s, 'Careless', {}));
+    expect(errors).toEqual(expect.arrayContaining([expect.stringMatching(/^AwsSolutions-SQS3 at NagStack\/Careless/), expect.stringMatching(/^AwsSolutions-SQS4 at NagStack\/Careless/)]));
+  });
+});
