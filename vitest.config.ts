@@ -2,8 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 // The SDK nags about Node 20 on every client; Lambda runs Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-// Quiet by default; set before any worker loads the logger (it reads the level once, as on Lambda).
-process.env.LOG_LEVEL ??= 'silent';
 
 export default defineConfig({
   test: {
