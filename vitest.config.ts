@@ -3,8 +3,6 @@ import { defineConfig } from 'vitest/config';
 // The SDK nags on every client under Node 20, the oldest Node the suite runs on (engines);
 // Lambda runs the major in .nvmrc, where it is silent.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-// Quiet by default; set before any worker loads the logger (it reads the level once, as on Lambda).
-process.env.LOG_LEVEL ??= 'silent';
 
 export default defineConfig({
   test: {

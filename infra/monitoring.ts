@@ -18,7 +18,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, type MetricName } from '../shared/util/metrics.ts';
-import type { ApiName, QueueName } from '../shared/routes.ts';
+import { workers, type ApiName, type QueueName } from '../shared/routes.ts';
 import type { DeploySettings } from './settings.ts';
 
 /**
@@ -78,10 +78,24 @@ export class Monitoring extends Construct {
       return created;
     };
 
-    // Queues: anything dead-lettered, and work that stopped moving.
+    // Queues: anything dead-lettered, and work that stopped moving. A worker may
+    // drain a dead-letter queue between two samples of its depth, so for those its
+    // receives count too (SQS does not count redriven messages as sent).
     for (const [name, dlq] of Object.entries(props.deadLetterQueues) as [QueueName, IQueue][]) {
-      alarm(`${name}-dlq-depth`, dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }), 0,
-        `Messages in the ${name} dead-letter queue.`);
+      const depth = dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) });
+      const consumed = workers.some((w) => w.deadLetters && w.queue === name);
+      const metric = consumed
+        ? new MathExpression({
+            expression: `depth_${name} + received_${name}`,
+            usingMetrics: {
+              [`depth_${name}`]: depth,
+              [`received_${name}`]: dlq.metricNumberOfMessagesReceived({ statistic: 'Sum', period: Duration.minutes(1) }),
+            },
+            label: `${name} dead letters`,
+            period: Duration.minutes(1),
+          })
+        : depth;
+      alarm(`${name}-dead-letters`, metric, 0, `Messages reached the ${name} dead-letter queue.`);
     }
     for (const [name, queue] of Object.entries(props.queues) as [QueueName, IQueue][]) {
       alarm(`${name}-queue-age`, queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),

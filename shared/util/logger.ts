@@ -35,13 +35,16 @@ class ServiceLogger extends Logger {
 /** LOG_LEVEL in any case (`silent`, `info`, ...); Lambda's own log-level control (AWS_LAMBDA_LOG_LEVEL) wins when set. */
 const levelFromEnv = (): LogLevel | undefined => (process.env.LOG_LEVEL?.trim().toUpperCase() || undefined) as LogLevel | undefined;
 
-const root = new ServiceLogger({
-  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'serverless-messaging',
-  logLevel: levelFromEnv(),
-  jsonReplacerFn: redact,
-});
+// Made at the first line rather than at import, so a script that sets LOG_LEVEL after its imports is obeyed.
+let root: ServiceLogger | undefined;
+const rootLogger = () =>
+  (root ??= new ServiceLogger({
+    serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'serverless-messaging',
+    logLevel: levelFromEnv(),
+    jsonReplacerFn: redact,
+  }));
 const invocation = new AsyncLocalStorage<ServiceLogger>();
-const current = (): ServiceLogger => invocation.getStore() ?? root;
+const current = (): ServiceLogger => invocation.getStore() ?? rootLogger();
 
 export const logger = {
   /** Adds keys to every later line of the current invocation (request id, method, path, account). */
@@ -57,13 +60,13 @@ export const logger = {
   error: (message: string, fields?: Fields) => logger.log('error', message, fields),
   /** Changes the level of later invocations (tests turn logs on to read them). */
   setLevel(level: string) {
-    root.setLogLevel(level.toUpperCase() as LogLevel);
+    rootLogger().setLogLevel(level.toUpperCase() as LogLevel);
   },
 };
 
 /** Runs one invocation with its own logger: its lines carry its Lambda context and the keys added during it. */
 export function withInvocationLogger<T>(context: Context | undefined, run: () => Promise<T>): Promise<T> {
-  return invocation.run(root.forInvocation(context), run);
+  return invocation.run(rootLogger().forInvocation(context), run);
 }
 
 export const describeError = (error: unknown) =>
