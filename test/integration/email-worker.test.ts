@@ -12,6 +12,7 @@ import { resumeAwaiting } from '#shared/email/credits';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { captureLogs } from '../steps/logs.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
 /** The queue path against the SQS emulator, with workers polling it as Lambda's event source mapping would. */
@@ -55,10 +56,25 @@ describe('email validation worker', () => {
 
   it('records an email whose DNS keeps failing as error on the last attempt, leaving its list completed', async () => {
     const list = await newList();
-    const res = await add(list.id, ['x@broken.test', 'fine@example.com']);
-    const id = res.body.emails[0].id;
-    const final = await completed(list.id);
+    const logs = captureLogs('warn');
+    let final;
+    let id: number;
+    try {
+      const res = await add(list.id, ['x@broken.test', 'fine@example.com']);
+      id = res.body.emails[0].id;
+      final = await completed(list.id);
+    } finally {
+      logs.stop();
+    }
     expect(final).toMatchObject({ email_count: 2, has_error: false });
+    // Each failed attempt is a warning naming the email and its list (never the address), the last one says so.
+    const mine = logs.lines().filter((l) => l.email_id === id);
+    expect(mine.map((l) => [l.level, l.message])).toEqual([
+      ...Array(2).fill(['WARN', 'validation failed; it will be retried']),
+      ['WARN', 'validation failed on its last attempt; recorded as error'],
+    ]);
+    for (const line of mine) expect(line).toMatchObject({ list_id: list.id, reason: expect.stringContaining('broken.test'), function_name: 'workers-validate-emails' });
+    expect(JSON.stringify(logs.lines())).not.toContain('x@broken.test');
     const email = await api.call('GET', `/api/v1/email/${id}`, { token: t.token });
     expect(email.body.status).toBe('error');
     // It took every allowed receive: the queue's retries, not the dead-letter queue, ended it.
