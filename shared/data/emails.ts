@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { backoff, batchGet, transactNamed, transactWrite, type NamedItems, type TransactItems } from '#shared/db/batch';
+import { backoff, batchGet, batchPut, transactNamed, transactWrite, type NamedItems, type TransactItems } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
@@ -53,7 +53,7 @@ export type EmailTarget = { kind: 'account' } | { kind: 'list'; listId: number }
 export const collectionKey = (accountId: string, target: EmailTarget): Key =>
   target.kind === 'list' ? emailKeys.list(accountId, target.listId) : emailKeys.accountEmails(accountId);
 
-/** A transaction holds 100 items: the outbox, a credit debit, and one or two per address. */
+/** A transaction holds 100 items: the outbox, a credit debit, and a list's address guards. */
 const MAX_ITEMS = 100;
 /** Conflicting transactions (another writer on the same item) are retried this often. */
 const MAX_CONFLICTS = 6;
@@ -75,11 +75,14 @@ interface Slot {
 /**
  * Stores accepted addresses as `pending` emails. Sequence numbers for the
  * whole batch come from one atomic `ADD`, ids from this container's block;
- * then each chunk is one transaction: its emails (for a list with their
- * address guards), the credit debit, and an outbox naming the work and the
- * counts the collection still has to take in (applied after, exactly once,
- * see `settleOutboxes`). Nothing here retries on another writer's success:
- * a guard that already exists is a duplicate, not a conflict.
+ * then each chunk is one transaction of what must hold together — for a list
+ * its address guards, the credit debit, and an outbox naming the emails, the
+ * work and the counts the collection still has to take in (applied after,
+ * exactly once, see `settleOutboxes`) — followed by the emails themselves in
+ * plain batch writes: their ids are fresh, so nothing can conflict, and an
+ * outbox still holding its counts is what restores them after a crash
+ * (`restoreEmails`). Nothing here retries on another writer's success: a
+ * guard that already exists is a duplicate, not a conflict.
  */
 export async function storeEmails(accountId: string, target: EmailTarget, addresses: string[], rejected: number): Promise<StoredChunk[]> {
   const key = collectionKey(accountId, target);
@@ -95,8 +98,7 @@ export async function storeEmails(accountId: string, target: EmailTarget, addres
   ]);
   if (first === undefined) throw new ListGoneError();
   const slots = addresses.map((address, i) => ({ address, id: ids[i]!, seq: first + i }));
-  const perChunk = MAX_ITEMS - 2;
-  const chunkCount = Math.ceil((slots.length * (inList ? 2 : 1)) / perChunk);
+  const chunkCount = inList ? Math.ceil(slots.length / (MAX_ITEMS - 2)) : 1;
   const size = Math.ceil(slots.length / chunkCount);
   const chunks = Array.from({ length: chunkCount }, (_, i) => slots.slice(i * size, (i + 1) * size));
   const write = (chunk: Slot[], i: number, credits: { left: number | undefined }) =>
@@ -156,18 +158,8 @@ async function writeChunk(
     });
     const items: NamedItems = [['outbox', { Put: outbox.put }]];
     if (metered && !awaiting && slots.length) items.push(['debit', { Update: debitCredits(accountId, slots.length) }]);
-    for (const email of emails) {
-      items.push([
-        `email:${email.id}`,
-        {
-          Put: {
-            TableName: tableName(),
-            Item: emailItem(email),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ]);
-      if (inList) {
+    if (inList) {
+      for (const email of emails) {
         items.push([
           `guard:${email.id}`,
           {
@@ -191,15 +183,76 @@ async function writeChunk(
     }
     if (failed.length === 0) {
       if (metered && !awaiting) credits.left! -= slots.length;
+      await batchPut(emails.map(emailItem));
       return { emails, duplicates, outbox: outbox.item };
     }
     if (failed.includes('debit')) credits.left = await creditBalance(accountId);
     const taken = new Set(failed.filter((name) => name.startsWith('guard:')).map((name) => Number(name.slice(6))));
     for (const slot of slots.filter((s) => taken.has(s.id))) duplicates.push(slot.address.toLowerCase());
     slots = slots.filter((s) => !taken.has(s.id));
-    if (failed.some((name) => name.startsWith('email:') || name === 'outbox')) throw new Error('a fresh id or outbox already exists');
+    if (failed.includes('outbox')) throw new Error('a fresh outbox id already exists');
   }
   throw new Error('storing a chunk did not settle');
+}
+
+/**
+ * After a crash between an add's transaction and its batch writes, the
+ * emails that an unsettled outbox (one still holding its counts) names may
+ * be missing: each is written again while still absent — and, in a list,
+ * only while its address guard still names it and the list exists, so an
+ * email deleted or a list deleted meanwhile stays deleted. Returns how many
+ * were restored.
+ */
+export async function restoreEmails(outboxes: OutboxItem[]): Promise<number> {
+  let restored = 0;
+  for (const outbox of outboxes) {
+    const { addresses, seqs, emails_created_at: createdAt } = outbox;
+    if (!outbox.deltas || !addresses || !seqs || createdAt === undefined) continue;
+    const found = new Set((await getEmails(outbox.account_id, outbox.email_ids)).map((e) => e.id));
+    const listId = outbox.list_id ?? null;
+    const missing = outbox.email_ids.flatMap((id, i): EmailRecord[] =>
+      found.has(id)
+        ? []
+        : [{ id, account_id: outbox.account_id, email: addresses[i]!, email_list_id: listId, status: 'pending', awaiting: outbox.awaiting, seq: seqs[i]!, result: null, created_at: createdAt }],
+    );
+    // In a list each email takes two items (itself and its guard's check), beside the list's check.
+    const perTransaction = listId === null ? MAX_ITEMS : Math.floor((MAX_ITEMS - 1) / 2);
+    for (let i = 0; i < missing.length; i += perTransaction) {
+      const part = missing.slice(i, i + perTransaction);
+      if (await restoreTogether(part, listId)) restored += part.length;
+      // One of them was deleted meanwhile (or the list was): the rest one by one.
+      else if (part.length > 1) for (const email of part) if (await restoreTogether([email], listId)) restored++;
+    }
+  }
+  return restored;
+}
+
+async function restoreTogether(emails: EmailRecord[], listId: number | null): Promise<boolean> {
+  const items: TransactItems = emails.flatMap((email): TransactItems => [
+    { Put: { TableName: tableName(), Item: emailItem(email), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ...(listId === null
+      ? []
+      : [
+          {
+            ConditionCheck: {
+              TableName: tableName(),
+              Key: emailKeys.listAddress(email.account_id, listId, email.email),
+              ConditionExpression: 'email_id = :id',
+              ExpressionAttributeValues: { ':id': email.id },
+            },
+          },
+        ]),
+  ]);
+  if (listId !== null) {
+    items.push({ ConditionCheck: { TableName: tableName(), Key: emailKeys.list(emails[0]!.account_id, listId), ConditionExpression: 'attribute_exists(pk)' } });
+  }
+  try {
+    await transactWrite({ TransactItems: items });
+    return true;
+  } catch (error) {
+    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
+    throw error;
+  }
 }
 
 async function addRejected(accountId: string, listId: number, rejected: number) {

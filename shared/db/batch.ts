@@ -35,15 +35,25 @@ export const batchPut = (items: (Key & Record<string, unknown>)[]) => batchWrite
 
 type WriteRequest = { DeleteRequest: { Key: Key } } | { PutRequest: { Item: Record<string, unknown> } };
 
+/** Batches of one write run this many at a time. */
+const PARALLEL_BATCHES = 4;
+
 async function batchWrite(requests: WriteRequest[]): Promise<void> {
-  for (const chunk of chunks(requests, 25)) {
-    let pending = chunk;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt >= MAX_BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed`);
-      if (attempt > 0) await backoff(attempt);
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
-      pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
-    }
+  const pending = chunks(requests, 25);
+  await Promise.all(
+    Array.from({ length: Math.min(PARALLEL_BATCHES, pending.length) }, async () => {
+      for (let chunk = pending.shift(); chunk; chunk = pending.shift()) await writeBatch(chunk);
+    }),
+  );
+}
+
+async function writeBatch(chunk: WriteRequest[]): Promise<void> {
+  let pending = chunk;
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt >= MAX_BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed`);
+    if (attempt > 0) await backoff(attempt);
+    const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+    pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
   }
 }
 

@@ -2,7 +2,7 @@ import { transactWrite, type TransactItems } from '#shared/db/batch';
 import { tableName } from '#shared/db/client';
 import { emailKeys } from '#shared/db/keys';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
-import { getEmails } from '#shared/data/emails';
+import { getEmails, restoreEmails } from '#shared/data/emails';
 import { cancellationCodes } from '#shared/data/errors';
 import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, markDispatched, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
 import { enqueueValidation, settleOutboxes, workOf } from '#shared/email/work';
@@ -25,7 +25,10 @@ export async function resumeAwaiting(accountId: string): Promise<number> {
 
 async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skipped'> {
   // Its counts first, if the request that stored it did not get that far.
-  if (outbox.deltas) await settleOutboxes(outbox.collection, outbox.collection_must_exist, [outbox]);
+  if (outbox.deltas) {
+    await restoreEmails([outbox]);
+    await settleOutboxes(outbox.collection, outbox.collection_must_exist, [outbox]);
+  }
   const emails = (await getEmails(outbox.account_id, outbox.email_ids)).filter((e) => e.awaiting);
   if (emails.length === 0) {
     await deleteOutbox(outbox); // everything it held was deleted meanwhile

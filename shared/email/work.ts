@@ -1,5 +1,6 @@
 import { config } from '#shared/config';
 import { applyDeltas, releaseTokens, type Key, type PendingDeltas } from '#shared/data/collections';
+import { restoreEmails } from '#shared/data/emails';
 import { deleteOutboxes, dropOutboxDeltas, markDispatched, type OutboxItem } from '#shared/data/outbox';
 import { requireQueue, sendJsonBatch } from '#shared/util/sqs';
 
@@ -99,8 +100,9 @@ export async function settleOutboxes(
   return root;
 }
 
-/** Settles outboxes of any collections, grouped by collection. */
+/** Settles outboxes of any collections (left by crashed requests), grouped by collection, their emails restored first. */
 export async function settleAll(outboxes: OutboxItem[]): Promise<void> {
+  await restoreEmails(outboxes);
   const groups = new Map<string, OutboxItem[]>();
   for (const o of outboxes) groups.set(o.collection.pk, [...(groups.get(o.collection.pk) ?? []), o]);
   for (const group of groups.values()) await settleOutboxes(group[0]!.collection, group[0]!.collection_must_exist, group);

@@ -6,7 +6,7 @@ import { getEmail, storeEmails } from '#shared/data/emails';
 import { markDispatched } from '#shared/data/outbox';
 import { claimPurge, purgeRecordPut, unfinishedPurges } from '#shared/data/purges';
 import { transactWrite } from '#shared/db/batch';
-import { keys } from '#shared/db/keys';
+import { emailKeys, keys } from '#shared/db/keys';
 import { settleOutboxes } from '#shared/email/work';
 import { purge } from '#shared/purge';
 import { handler as deadLetters } from '#functions/workers/validation-dead-letters';
@@ -56,6 +56,27 @@ describe('recovering lost validation work', () => {
     expect((await getEmail(t.accountId, recent!.id))?.status).toBe('pending');
     // And a second pass leaves it alone: its due time moved on when it was queued again
     expect((await pass()).requeued).toBe(0);
+  });
+
+  it('restores the emails of a request that crashed between its transaction and its batch writes, but never a deleted one', async () => {
+    // Given a request whose guards and outbox committed, then crashed before writing its emails
+    // (simulated: the emails removed again, the outbox never settled), and one of them deleted by its owner meanwhile
+    const list = await newList(t);
+    const [chunk] = await storeEmails(t.accountId, { kind: 'list', listId: list.id }, ['crash1@example.com', 'crash2@example.com', 'crash3@example.com'], 0);
+    const [kept1, kept2, deleted] = chunk!.emails;
+    await transactWrite({
+      TransactItems: [
+        ...chunk!.emails.map((e) => ({ Delete: { TableName: process.env.TABLE_NAME!, Key: emailKeys.email(t.accountId, e.id) } })),
+        { Delete: { TableName: process.env.TABLE_NAME!, Key: emailKeys.listAddress(t.accountId, list.id, deleted!.email) } },
+      ],
+    });
+    // When the recovery pass finds the stranded outbox
+    await recoverLostWork({ strandedAfterMs: 0, dueBeforeMs: 0, deadline: Date.now() + 10_000 });
+    // Then the two whose guards still name them are back and validated, and the list's counts say so
+    await eventually(async () => (await getEmail(t.accountId, kept1!.id))?.status === 'completed');
+    await eventually(async () => (await getEmail(t.accountId, kept2!.id))?.status === 'completed');
+    // And the deleted one stays deleted
+    expect(await getEmail(t.accountId, deleted!.id)).toBeUndefined();
   });
 
   it('handles dead letters one by one: a failing record comes back alone, the others are done', async () => {
