@@ -1,7 +1,7 @@
 import { chatEndpoint } from '#shared/http/chat';
 import { listConversations } from '#shared/messaging/conversations';
 import { listResponse, presentConversation } from '#shared/messaging/present';
-import { listConversationsQuery } from '#shared/messaging/schemas';
+import { listConversationsQuery } from '#shared/http/messaging-schemas';
 
 export const handler = chatEndpoint({ query: listConversationsQuery }, async ({ principal, query }) => {
   const page = await listConversations(principal, query);

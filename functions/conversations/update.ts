@@ -1,8 +1,9 @@
 import { chatEndpoint } from '#shared/http/chat';
+import { conversationId } from '#shared/http/path-ids';
 import { updateConversation } from '#shared/messaging/conversations';
 import { presentConversation } from '#shared/messaging/present';
-import { updateConversationBody } from '#shared/messaging/schemas';
+import { updateConversationBody } from '#shared/http/messaging-schemas';
 
-export const handler = chatEndpoint({ body: updateConversationBody }, async ({ principal, pathId, body }) => ({
-  body: presentConversation(await updateConversation(principal, pathId, body)),
+export const handler = chatEndpoint({ path: conversationId, body: updateConversationBody }, async ({ principal, id, body }) => ({
+  body: presentConversation(await updateConversation(principal, id, body)),
 }));

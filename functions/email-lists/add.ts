@@ -1,9 +1,10 @@
 import { emailEndpoint } from '#shared/http/email';
 import { addToList } from '#shared/email/lists';
 import { presentEmailList } from '#shared/email/present';
-import { emailsBody, numericId } from '#shared/email/schemas';
+import { emailsBody } from '#shared/http/email-schemas';
+import { emailListId } from '#shared/http/path-ids';
 
-export const handler = emailEndpoint({ body: emailsBody, idempotent: true }, async ({ principal, pathId, body }) => {
-  const { list, entries } = await addToList(principal, numericId(pathId), body.emails);
+export const handler = emailEndpoint({ path: emailListId, body: emailsBody, idempotent: true }, async ({ principal, id, body }) => {
+  const { list, entries } = await addToList(principal, id, body.emails);
   return { body: { emailList: presentEmailList(list), emails: entries } };
 });

@@ -1,7 +1,7 @@
 import { emailEndpoint } from '#shared/http/email';
 import { createList } from '#shared/email/lists';
 import { presentEmailList } from '#shared/email/present';
-import { createListBody } from '#shared/email/schemas';
+import { createListBody } from '#shared/http/email-schemas';
 
 export const handler = emailEndpoint({ body: createListBody }, async ({ principal, body }) => ({
   status: 201,

@@ -1,13 +1,12 @@
 import { deleted } from '#shared/http/endpoint';
 import { emailEndpoint } from '#shared/http/email';
 import { deleteList } from '#shared/email/lists';
-import { numericId } from '#shared/email/schemas';
+import { emailListId } from '#shared/http/path-ids';
 
 /** Purge inline for up to this long, then continue from the queue. */
 const INLINE_PURGE_MS = 5_000;
 
-export const handler = emailEndpoint({}, async ({ principal, pathId }) => {
-  const id = numericId(pathId);
+export const handler = emailEndpoint({ path: emailListId }, async ({ principal, id }) => {
   await deleteList(principal, id, Date.now() + INLINE_PURGE_MS);
-  return deleted(id!);
+  return deleted(id);
 });

@@ -1,9 +1,10 @@
 import { emailEndpoint, pageResponse } from '#shared/http/email';
 import { listListEmails } from '#shared/email/lists';
 import { presentEmail } from '#shared/email/present';
-import { numericId, pageQuery } from '#shared/email/schemas';
+import { pageQuery } from '#shared/http/email-schemas';
+import { emailListId } from '#shared/http/path-ids';
 
-export const handler = emailEndpoint({ query: pageQuery }, async ({ principal, pathId, query }) => {
-  const { emails, position } = await listListEmails(principal, numericId(pathId), query.page ?? 1);
+export const handler = emailEndpoint({ path: emailListId, query: pageQuery }, async ({ principal, id, query }) => {
+  const { emails, position } = await listListEmails(principal, id, query.page ?? 1);
   return { body: pageResponse('emails', emails.map(presentEmail), position) };
 });

@@ -1,8 +1,8 @@
 import { emailEndpoint } from '#shared/http/email';
 import { getList } from '#shared/email/lists';
 import { presentEmailList } from '#shared/email/present';
-import { numericId } from '#shared/email/schemas';
+import { emailListId } from '#shared/http/path-ids';
 
-export const handler = emailEndpoint({}, async ({ principal, pathId }) => ({
-  body: presentEmailList(await getList(principal, numericId(pathId))),
+export const handler = emailEndpoint({ path: emailListId }, async ({ principal, id }) => ({
+  body: presentEmailList(await getList(principal, id)),
 }));

@@ -1,7 +1,7 @@
 import { emailEndpoint, pageResponse } from '#shared/http/email';
 import { listLists } from '#shared/email/lists';
 import { presentEmailList } from '#shared/email/present';
-import { pageQuery } from '#shared/email/schemas';
+import { pageQuery } from '#shared/http/email-schemas';
 
 export const handler = emailEndpoint({ query: pageQuery }, async ({ principal, query }) => {
   const { lists, position } = await listLists(principal, query.page ?? 1);

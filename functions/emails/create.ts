@@ -1,6 +1,6 @@
 import { emailEndpoint } from '#shared/http/email';
 import { createEmails } from '#shared/email/emails';
-import { emailsBody } from '#shared/email/schemas';
+import { emailsBody } from '#shared/http/email-schemas';
 
 /** Inline validation stops here, leaving headroom under API Gateway's 29 s and the contract's ~3 s. */
 const INLINE_BUDGET_MS = 2_500;

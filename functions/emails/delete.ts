@@ -1,10 +1,9 @@
 import { deleted } from '#shared/http/endpoint';
 import { emailEndpoint } from '#shared/http/email';
 import { removeEmail } from '#shared/email/emails';
-import { numericId } from '#shared/email/schemas';
+import { emailId } from '#shared/http/path-ids';
 
-export const handler = emailEndpoint({}, async ({ principal, pathId }) => {
-  const id = numericId(pathId);
+export const handler = emailEndpoint({ path: emailId }, async ({ principal, id }) => {
   await removeEmail(principal, id);
-  return deleted(id!);
+  return deleted(id);
 });

@@ -1,8 +1,8 @@
 import { emailEndpoint } from '#shared/http/email';
 import { visibleEmail } from '#shared/email/emails';
 import { presentEmail } from '#shared/email/present';
-import { numericId } from '#shared/email/schemas';
+import { emailId } from '#shared/http/path-ids';
 
-export const handler = emailEndpoint({}, async ({ principal, pathId }) => ({
-  body: presentEmail(await visibleEmail(principal, numericId(pathId))),
+export const handler = emailEndpoint({ path: emailId }, async ({ principal, id }) => ({
+  body: presentEmail(await visibleEmail(principal, id)),
 }));

@@ -1,7 +1,7 @@
 import { emailEndpoint, pageResponse } from '#shared/http/email';
 import { listStandaloneEmails } from '#shared/email/emails';
 import { presentEmail } from '#shared/email/present';
-import { pageQuery } from '#shared/email/schemas';
+import { pageQuery } from '#shared/http/email-schemas';
 
 export const handler = emailEndpoint({ query: pageQuery }, async ({ principal, query }) => {
   const { emails, position } = await listStandaloneEmails(principal, query.page ?? 1);

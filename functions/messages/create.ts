@@ -1,7 +1,7 @@
 import { chatEndpoint } from '#shared/http/chat';
 import { sendMessage } from '#shared/messaging/messages';
 import { presentMessages } from '#shared/messaging/present';
-import { createMessageBody } from '#shared/messaging/schemas';
+import { createMessageBody } from '#shared/http/messaging-schemas';
 
 export const handler = chatEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body }) => {
   const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body)]);

@@ -1,8 +1,9 @@
 import { chatEndpoint } from '#shared/http/chat';
+import { messageId } from '#shared/http/path-ids';
 import { deleted } from '#shared/http/endpoint';
 import { deleteMessage } from '#shared/messaging/messages';
 
-export const handler = chatEndpoint({}, async ({ principal, pathId }) => {
-  await deleteMessage(principal, pathId);
-  return deleted(pathId);
+export const handler = chatEndpoint({ path: messageId }, async ({ principal, id }) => {
+  await deleteMessage(principal, id);
+  return deleted(id);
 });

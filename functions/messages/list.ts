@@ -1,7 +1,7 @@
 import { chatEndpoint } from '#shared/http/chat';
 import { listMessages } from '#shared/messaging/messages';
 import { listResponse, presentMessages } from '#shared/messaging/present';
-import { listMessagesQuery } from '#shared/messaging/schemas';
+import { listMessagesQuery } from '#shared/http/messaging-schemas';
 
 export const handler = chatEndpoint({ query: listMessagesQuery }, async ({ principal, query }) => {
   const page = await listMessages(principal, query);

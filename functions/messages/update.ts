@@ -1,9 +1,10 @@
 import { chatEndpoint } from '#shared/http/chat';
+import { messageId } from '#shared/http/path-ids';
 import { updateMessage } from '#shared/messaging/messages';
 import { presentMessages } from '#shared/messaging/present';
-import { updateMessageBody } from '#shared/messaging/schemas';
+import { updateMessageBody } from '#shared/http/messaging-schemas';
 
-export const handler = chatEndpoint({ body: updateMessageBody }, async ({ principal, pathId, body }) => {
-  const [message] = await presentMessages(principal.accountId, [await updateMessage(principal, pathId, body)]);
+export const handler = chatEndpoint({ path: messageId, body: updateMessageBody }, async ({ principal, id, body }) => {
+  const [message] = await presentMessages(principal.accountId, [await updateMessage(principal, id, body)]);
   return { body: message };
 });

@@ -1,7 +1,7 @@
 import type { Principal } from '#shared/data/tokens';
 import { getEmailList } from '#shared/data/email-lists';
 import { deleteEmail, finishEmail, getEmail, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
-import { badRequest, notFound } from '#shared/http/errors';
+import { invalid, notFound } from '#shared/errors';
 import { classifyEntries } from '#shared/email/batch';
 import { presentEmail } from '#shared/email/present';
 import { validateEmail } from '#shared/email/validator/index';
@@ -44,10 +44,10 @@ export const mergeEntries = (count: number, errors: Map<number, unknown>, emails
   Array.from({ length: count }, (_, i) => emails.get(i) ?? errors.get(i));
 
 /** An email of a deleted list is gone for readers at once, before the purge reaches it. */
-export async function visibleEmail(who: Principal, id: number | undefined): Promise<EmailRecord> {
-  const email = id === undefined ? undefined : await getEmail(who.accountId, id);
+export async function visibleEmail(who: Principal, id: number): Promise<EmailRecord> {
+  const email = await getEmail(who.accountId, id);
   if (!email || (email.email_list_id !== null && !(await getEmailList(who.accountId, email.email_list_id)))) {
-    throw notFound('email', String(id ?? ''), 'id');
+    throw notFound('email', String(id), 'id');
   }
   return email;
 }
@@ -58,10 +58,10 @@ export async function listStandaloneEmails(who: Principal, page: number) {
   return result;
 }
 
-export async function removeEmail(who: Principal, id: number | undefined): Promise<void> {
+export async function removeEmail(who: Principal, id: number): Promise<void> {
   await visibleEmail(who, id);
-  if (!(await deleteEmail(who.accountId, id!))) throw notFound('email', String(id), 'id');
+  if (!(await deleteEmail(who.accountId, id))) throw notFound('email', String(id), 'id');
 }
 
 export const pageOutOfRange = (page: number) =>
-  badRequest(`page ${page} does not exist; pages start at 1 and end at totalPages`, 'page', 'page_out_of_range');
+  invalid(`page ${page} does not exist; pages start at 1 and end at totalPages`, 'page', 'page_out_of_range');

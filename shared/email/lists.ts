@@ -2,7 +2,7 @@ import type { Principal } from '#shared/data/tokens';
 import { createEmailList, deleteEmailList, getEmailList, listEmailLists, toEmailList } from '#shared/data/email-lists';
 import { emailKeys } from '#shared/db/keys';
 import { ListGoneError, listEmailsPage, storeEmails } from '#shared/data/emails';
-import { notFound } from '#shared/http/errors';
+import { notFound } from '#shared/errors';
 import { classifyEntries } from '#shared/email/batch';
 import { mergeEntries, pageOutOfRange } from '#shared/email/emails';
 import { presentEmail, rejectedEntry } from '#shared/email/present';
@@ -20,9 +20,9 @@ export async function createList(who: Principal, input: { name: string; descript
   return list;
 }
 
-export async function getList(who: Principal, id: number | undefined) {
-  const list = id === undefined ? undefined : await getEmailList(who.accountId, id);
-  if (!list) throw notFound('email list', String(id ?? ''), 'id');
+export async function getList(who: Principal, id: number) {
+  const list = await getEmailList(who.accountId, id);
+  if (!list) throw notFound('email list', String(id), 'id');
   return list;
 }
 
@@ -32,9 +32,9 @@ export async function listLists(who: Principal, page: number) {
   return result;
 }
 
-export async function listListEmails(who: Principal, id: number | undefined, page: number) {
-  const result = id === undefined ? 'missing' : await listEmailsPage(who.accountId, { kind: 'list', listId: id }, page);
-  if (result === 'missing') throw notFound('email list', String(id ?? ''), 'id');
+export async function listListEmails(who: Principal, id: number, page: number) {
+  const result = await listEmailsPage(who.accountId, { kind: 'list', listId: id }, page);
+  if (result === 'missing') throw notFound('email list', String(id), 'id');
   if (!result) throw pageOutOfRange(page);
   return result;
 }
@@ -44,8 +44,7 @@ export async function listListEmails(who: Principal, id: number | undefined, pag
  * place and counted as rejected; accepted ones are stored `pending` and
  * queued (or held, when the account's credits cannot cover them).
  */
-export async function addToList(who: Principal, id: number | undefined, entries: unknown[]) {
-  if (id === undefined) throw notFound('email list', '', 'id');
+export async function addToList(who: Principal, id: number, entries: unknown[]) {
   const { accepted, errors } = classifyEntries(entries, true);
   const gone = () => notFound('email list', String(id), 'id');
   let chunks;
@@ -77,8 +76,7 @@ export async function addToList(who: Principal, id: number | undefined, entries:
 }
 
 /** Gone for readers at once; its emails are purged now and, if many, continued from the queue. */
-export async function deleteList(who: Principal, id: number | undefined, deadline: number) {
-  if (id === undefined) throw notFound('email list', '', 'id');
+export async function deleteList(who: Principal, id: number, deadline: number) {
   const job = { kind: 'purge-list', accountId: who.accountId, listId: id } as const;
   if (!(await deleteEmailList(who.accountId, id, [purgeRecordPut(job)]))) throw notFound('email list', String(id), 'id');
   await startPurge(job, deadline);

@@ -1,15 +1,13 @@
-import type { z } from 'zod';
-import type { PagePosition } from '#shared/data/collections';
 import { endpoint, type EndpointInput, type EndpointSpec, type Reply } from '#shared/http/endpoint';
 
 /** The email validation API takes JSON bodies only (the contract: other types 415). */
-export const emailEndpoint = <B = Record<string, never>, Q = Record<string, never>>(
-  spec: Omit<EndpointSpec<B, Q>, 'media'> & { body?: z.ZodType<B>; query?: z.ZodType<Q> },
-  run: (input: EndpointInput<B, Q>) => Promise<Reply>,
+export const emailEndpoint = <B = Record<string, never>, Q = Record<string, never>, P = undefined>(
+  spec: Omit<EndpointSpec<B, Q, P>, 'media'>,
+  run: (input: EndpointInput<B, Q, P>) => Promise<Reply>,
 ) => endpoint({ ...spec, media: ['json'] }, run);
 
 /** Page-number envelope: the items under the resource's name, then page and totalPages. */
-export const pageResponse = <T>(name: 'emails' | 'emailLists', items: T[], position: PagePosition) => ({
+export const pageResponse = <T>(name: 'emails' | 'emailLists', items: T[], position: { page: number; totalPages: number }) => ({
   [name]: items,
   page: position.page,
   totalPages: position.totalPages,

@@ -3,16 +3,18 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { z } from 'zod';
 import type { Principal } from '#shared/data/tokens';
 import type { MediaType } from '#shared/http/body';
-import { badRequest } from '#shared/http/errors';
+import { badRequest, notFound } from '#shared/http/errors';
+import type { PathId } from '#shared/http/path-ids';
 import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
 import { authenticate, errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
 import { instrumented } from '#shared/util/invocation';
 
-export interface EndpointInput<B, Q> {
+export interface EndpointInput<B, Q, P = undefined> {
   body: B;
   query: Q;
-  pathId: string;
+  /** The path's resource id, parsed (see `path` in the spec). */
+  id: P;
   principal: Principal;
 }
 
@@ -21,9 +23,11 @@ export interface Reply {
   body: unknown;
 }
 
-export interface EndpointSpec<B, Q> {
+export interface EndpointSpec<B, Q, P = undefined> {
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
+  /** The resource id in the path; a malformed one answers 404 before `run`. */
+  path?: PathId<P>;
   /** Accepted body encodings (the messaging API takes both). */
   media?: readonly MediaType[];
   /**
@@ -36,7 +40,15 @@ export interface EndpointSpec<B, Q> {
 
 const noParameters = z.strictObject({});
 
-/** The contract's answer to every delete. */
+function pathId<P>(path: PathId<P> | undefined, event: APIGatewayProxyEvent): P {
+  if (!path) return undefined as P;
+  const raw = event.pathParameters?.[path.name] ?? '';
+  const id = path.parse(raw);
+  if (id === undefined) throw notFound(path.resource, raw, path.name);
+  return id;
+}
+
+/** The API's answer to every delete. */
 export const deleted = (id: string | number): Reply => ({ body: { id, deleted: true } });
 
 /**
@@ -44,15 +56,15 @@ export const deleted = (id: string | number): Reply => ({ body: { id, deleted: t
  * error envelope, authentication, parsing and validation), then runs the
  * domain call and shapes the JSON response.
  */
-export function endpoint<B = Record<string, never>, Q = Record<string, never>>(
-  spec: EndpointSpec<B, Q>,
-  run: (input: EndpointInput<B, Q>) => Promise<Reply>,
+export function endpoint<B = Record<string, never>, Q = Record<string, never>, P = undefined>(
+  spec: EndpointSpec<B, Q, P>,
+  run: (input: EndpointInput<B, Q, P>) => Promise<Reply>,
 ) {
   const core = async (event: APIGatewayProxyEvent, context: AuthedContext) => {
     const body = context.input!.body as B;
     const query = context.input!.query as Q;
     const principal = context.principal!;
-    const input = { body, query, pathId: event.pathParameters?.id ?? '', principal };
+    const input = { body, query, id: pathId(spec.path, event), principal };
     const execute = async () => {
       const reply = await run(input);
       return json(reply.status ?? 200, reply.body);

@@ -1,6 +1,9 @@
+import { DomainError } from '#shared/errors';
+
 /**
- * Typed errors the domain throws; the error middleware maps them, and only
- * them, to the contract's envelope. Anything else becomes an opaque 500.
+ * Typed errors of the HTTP layer (and the domain's, mapped by `fromDomain`);
+ * the error middleware turns them, and only them, into the API's error
+ * envelope. Anything else becomes an opaque 500.
  */
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'api_error';
 
@@ -48,3 +51,12 @@ export const conflict = (message: string, code = 'conflict') => new ApiError(409
 export const unprocessable = (message: string, code = 'unprocessable') => new ApiError(422, code, message);
 
 export const internal = () => new ApiError(500, 'internal_error', 'An internal error occurred');
+
+const statusOf = { not_found: 404, invalid: 400, conflict: 409 } as const;
+
+/** The HTTP answer to a domain error. */
+export const fromDomain = (error: DomainError) => new ApiError(statusOf[error.kind], error.code, error.message, error.param);
+
+/** The error as the API answers it, when it is one it answers (not an unexpected failure). */
+export const asApiError = (error: unknown): ApiError | undefined =>
+  error instanceof ApiError ? error : error instanceof DomainError ? fromDomain(error) : undefined;

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { findPrincipal, type Principal } from '#shared/data/tokens';
 import { parseBody, type MediaType } from '#shared/http/body';
 import { validate } from '#shared/http/validation';
-import { ApiError, internal, unauthorized } from '#shared/http/errors';
+import { asApiError, internal, unauthorized } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
 import { describeError, logger } from '#shared/util/logger';
 
@@ -47,8 +47,9 @@ export const requestContext = (): Middleware => ({
 export const errorEnvelope = (): Middleware => ({
   onError: (request) => {
     const error = request.error;
-    if (error instanceof ApiError) {
-      request.response = errorResponse(error);
+    const answered = asApiError(error);
+    if (answered) {
+      request.response = errorResponse(answered);
       return;
     }
     logger.error('unhandled error', describeError(error));

@@ -1,33 +1,21 @@
-import { z } from 'zod';
 import type { Attachment } from '#shared/data/messages';
-import { badRequest } from '#shared/http/errors';
-import { integerField } from '#shared/http/fields';
+import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
 import { newId } from '#shared/util/ids';
 
 export const MAX_ATTACHMENTS = 10;
 
-const httpsUrl = z
-  .string()
-  .max(2048, 'is too long')
-  .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', { error: 'must be an https URL' })
-  .transform((value) => new URL(value).href);
+/** An attachment as a request gives it (checked by the request schema). */
+export interface AttachmentInput {
+  type: Attachment['type'];
+  url: string;
+  name?: string;
+  mime_type?: string;
+  size?: number;
+}
 
-export const attachmentInput = z.strictObject({
-  type: z.enum(['image', 'video', 'audio', 'file'], { error: 'must be one of image, video, audio, file' }),
-  url: httpsUrl,
-  name: z.string().min(1).max(255).optional(),
-  mime_type: z
-    .string()
-    .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png')
-    .max(255)
-    .optional(),
-  size: integerField(0, Number.MAX_SAFE_INTEGER).optional(),
-});
-
-/** An array (JSON or `attachments[0][url]=`), or an empty value meaning "none". */
-export const attachmentsInput = z.union([z.literal(''), z.null(), z.array(attachmentInput).max(MAX_ATTACHMENTS)]);
-export type AttachmentsInput = z.infer<typeof attachmentsInput>;
+/** A list of attachments, or an empty value meaning "none". */
+export type AttachmentsInput = '' | null | AttachmentInput[];
 
 export const toAttachments = (input: AttachmentsInput | undefined): Attachment[] =>
   (input || []).map((a) => ({
@@ -52,7 +40,7 @@ export function planAttachments(current: Attachment[], input: AttachmentsInput):
   if (input === '' || input === null) return { clear: current.length > 0, append: [], bytesDelta: -attachmentsBytes(current) };
   const append = toAttachments(input);
   if (current.length + append.length > MAX_ATTACHMENTS) {
-    throw badRequest(`A message can have at most ${MAX_ATTACHMENTS} attachments`, 'attachments');
+    throw invalid(`A message can have at most ${MAX_ATTACHMENTS} attachments`, 'attachments');
   }
   return { clear: false, append, bytesDelta: attachmentsBytes(append) };
 }

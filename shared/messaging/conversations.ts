@@ -3,7 +3,7 @@ import * as conversations from '#shared/data/conversations';
 import * as groups from '#shared/data/groups';
 import { isMessageOf } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
-import { badRequest, conflict, notFound } from '#shared/http/errors';
+import { conflict, invalid, notFound } from '#shared/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
@@ -11,10 +11,10 @@ import { nowSeconds } from '#shared/util/ids';
 
 export async function openConversation(who: Principal, input: { contact_id?: string; group_id?: string }) {
   if ((input.contact_id === undefined) === (input.group_id === undefined)) {
-    throw badRequest('Provide exactly one of contact_id or group_id', input.contact_id ? 'group_id' : 'contact_id');
+    throw invalid('Provide exactly one of contact_id or group_id', input.contact_id ? 'group_id' : 'contact_id');
   }
   if (input.contact_id !== undefined) {
-    if (input.contact_id === who.contactId) throw badRequest('A conversation is with another contact, not with yourself', 'contact_id');
+    if (input.contact_id === who.contactId) throw invalid('A conversation is with another contact, not with yourself', 'contact_id');
     if (!(await contacts.getContact(who.accountId, input.contact_id))) throw notFound('contact', input.contact_id, 'contact_id');
     return conversations.openConversation(who, { contactId: input.contact_id });
   }
@@ -51,7 +51,7 @@ export interface ConversationUpdate {
 export async function updateConversation(who: Principal, id: string, update: ConversationUpdate) {
   const current = await getConversation(who, id);
   if (typeof update.pinned_message_id === 'string' && !(await isMessageOf(who, id, update.pinned_message_id))) {
-    throw badRequest('pinned_message_id must be a message of this conversation', 'pinned_message_id');
+    throw invalid('pinned_message_id must be a message of this conversation', 'pinned_message_id');
   }
   const { opened, ...changes } = update;
   const updated = await conversations.updateConversation(who, current, {

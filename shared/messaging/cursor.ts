@@ -1,5 +1,5 @@
 import type { CursorPageRequest } from '#shared/db/paging';
-import { badRequest } from '#shared/http/errors';
+import { invalid } from '#shared/errors';
 
 export interface CursorQuery {
   limit?: number;
@@ -11,7 +11,7 @@ export const DEFAULT_LIMIT = 10;
 
 export const invalidCursor = (query: CursorQuery) => {
   const param = query.starting_after !== undefined ? 'starting_after' : 'ending_before';
-  return badRequest(`${param} must be the id of an item in this list`, param, 'invalid_cursor');
+  return invalid(`${param} must be the id of an item in this list`, param, 'invalid_cursor');
 };
 
 /**
@@ -24,7 +24,7 @@ export async function cursorPage(
   isInList?: (id: string) => Promise<boolean>,
 ): Promise<CursorPageRequest> {
   if (query.starting_after !== undefined && query.ending_before !== undefined) {
-    throw badRequest('Use either starting_after or ending_before, not both', 'ending_before');
+    throw invalid('Use either starting_after or ending_before, not both', 'ending_before');
   }
   const cursor = query.starting_after ?? query.ending_before;
   if (cursor !== undefined && isInList && !(await isInList(cursor))) throw invalidCursor(query);

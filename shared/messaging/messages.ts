@@ -2,7 +2,7 @@ import { clearPinnedMessage, existingConversationIds } from '#shared/data/conver
 import * as messages from '#shared/data/messages';
 import type { Message, MessageWrite } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
-import { badRequest, conflict, notFound } from '#shared/http/errors';
+import { conflict, invalid, notFound } from '#shared/errors';
 import { attachmentsBytes, MAX_ATTACHMENTS, planAttachments, toAttachments, type AttachmentsInput } from '#shared/messaging/attachments';
 import { cursorPage, invalidCursor, type CursorQuery } from '#shared/messaging/cursor';
 import {
@@ -17,7 +17,7 @@ import { newId, nowSeconds } from '#shared/util/ids';
 import { countMetric } from '#shared/util/metrics';
 
 const tooLarge = (param: string) =>
-  badRequest(
+  invalid(
     `A message's reactions and attachments are limited to ${MAX_EXTRAS_BYTES} bytes (as encoded in a response); this change would pass that`,
     param,
     'message_too_large',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ReactionEntry, ReactionOp } from '#shared/data/messages';
-import { badRequest } from '#shared/http/errors';
+import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
 
 export const MAX_REACTION_NAMES = 50;
@@ -48,7 +48,7 @@ export function reactionChanges(input: ReactionsInput): ReactionChange[] | null 
   for (const map of maps) {
     for (const [name, value] of Object.entries(map)) {
       const parsed = reactionName.safeParse(name);
-      if (!parsed.success) throw badRequest(`Invalid reaction name '${name}': ${parsed.error.issues[0]!.message}`, `reactions[${name}]`);
+      if (!parsed.success) throw invalid(`Invalid reaction name '${name}': ${parsed.error.issues[0]!.message}`, `reactions[${name}]`);
       if (value === '' || value === null) changes.push({ name, remove: true });
       else changes.push({ name, add: Array.isArray(value) ? value : [value] });
     }
@@ -114,11 +114,11 @@ export function planReactions(current: ReactionEntry[], changes: ReactionChange[
       contactsAfter = known.size + fresh.length;
     }
     if (contactsAfter > MAX_CONTACTS_PER_REACTION) {
-      throw badRequest(`A reaction can name at most ${MAX_CONTACTS_PER_REACTION} contacts`, `reactions[${name}]`);
+      throw invalid(`A reaction can name at most ${MAX_CONTACTS_PER_REACTION} contacts`, `reactions[${name}]`);
     }
   }
   if (current.length + namesAdded > MAX_REACTION_NAMES) {
-    throw badRequest(`A message can have at most ${MAX_REACTION_NAMES} reaction names`, 'reactions');
+    throw invalid(`A message can have at most ${MAX_REACTION_NAMES} reaction names`, 'reactions');
   }
   return { clearAll: false, ops, namesAdded, bytesDelta };
 }

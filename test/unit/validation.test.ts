@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiError } from '#shared/http/errors';
 import { validate } from '#shared/http/validation';
-import { createMessageBody, listConversationsQuery, updateConversationBody } from '#shared/messaging/schemas';
+import { createMessageBody, listConversationsQuery, updateConversationBody } from '#shared/http/messaging-schemas';
 
 const errorOf = (fn: () => unknown) => {
   try {

@@ -1,7 +1,28 @@
 import { z } from 'zod';
-import { attachmentsInput } from '#shared/messaging/attachments';
+import { MAX_ATTACHMENTS } from '#shared/messaging/attachments';
 import { reactionsInput } from '#shared/messaging/reactions';
-import { booleanField, cursorQuery, emptyMeansNull, idField, timestampField } from '#shared/http/fields';
+import { booleanField, cursorQuery, emptyMeansNull, idField, integerField, timestampField } from '#shared/http/fields';
+
+const httpsUrl = z
+  .string()
+  .max(2048, 'is too long')
+  .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', { error: 'must be an https URL' })
+  .transform((value) => new URL(value).href);
+
+const attachmentInput = z.strictObject({
+  type: z.enum(['image', 'video', 'audio', 'file'], { error: 'must be one of image, video, audio, file' }),
+  url: httpsUrl,
+  name: z.string().min(1).max(255).optional(),
+  mime_type: z
+    .string()
+    .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png')
+    .max(255)
+    .optional(),
+  size: integerField(0, Number.MAX_SAFE_INTEGER).optional(),
+});
+
+/** An array (JSON or `attachments[0][url]=`), or an empty value meaning "none". */
+export const attachmentsInput = z.union([z.literal(''), z.null(), z.array(attachmentInput).max(MAX_ATTACHMENTS)]);
 
 /** Edge schemas: strict, so an unknown or misspelt parameter is a 400 naming it. */
 export const listConversationsQuery = z.strictObject({

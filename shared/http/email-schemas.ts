@@ -25,7 +25,3 @@ export const pageQuery = z.strictObject({
     .transform(Number)
     .optional(),
 });
-
-/** Numeric path ids; anything else names no resource (404, like an unknown id). */
-export const numericId = (value: string): number | undefined =>
-  /^[1-9]\d{0,15}$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : undefined;

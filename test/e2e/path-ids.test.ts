@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes, type ApiName } from '#shared/routes';
+import { aTenant, type Tenant } from '../steps/given.ts';
+import { byCommand, countDynamoCalls } from '../steps/dynamodb-calls.ts';
+import { apiClient, type ApiClient } from '../steps/when.ts';
+
+/** What each path's id names, as its 404 says. */
+const resourceOf = (path: string) =>
+  path.startsWith('/v1/conversations/') ? 'conversation'
+  : path.startsWith('/v1/messages/') ? 'message'
+  : path.startsWith('/api/v1/email/') ? 'email'
+  : 'email list';
+
+const withId = routes.filter((r) => r.path.includes('{id}'));
+const bodyFor = (method: string, api: ApiName) => (method === 'POST' ? { json: api === 'email' ? { emails: ['a@example.com'] } : {} } : method === 'PUT' ? { json: {} } : {});
+
+describe('typed path ids', () => {
+  const clients: Partial<Record<ApiName, ApiClient>> = {};
+  let t: Tenant;
+  beforeAll(async () => {
+    clients.chat = await apiClient('chat', 'handler');
+    clients.email = await apiClient('email', 'handler');
+    t = await aTenant();
+  });
+  afterAll(async () => {
+    await clients.chat?.close();
+    await clients.email?.close();
+  });
+
+  it('covers every route with an id in its path', () => {
+    expect(withId.length).toBe(12);
+  });
+
+  it.each(withId.map((r) => [r.method, r.path, r.api] as const))(
+    '%s %s: an id that cannot be one is 404 before the domain reads anything',
+    async (method, path, api) => {
+      for (const id of ['not-an-id', '0', '12x', 'conv_short', 'msg_01JD000000000000000000000!']) {
+        // When the path carries a malformed id
+        const { result: res, calls } = await countDynamoCalls(() =>
+          clients[api]!.call(method, path.replace('{id}', encodeURIComponent(id)), { token: t.token, ...bodyFor(method, api) }),
+        );
+        // Then it answers as for an unknown id, naming the resource and the id
+        expect(res.status).toBe(404);
+        expect(res.body.error).toEqual({
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          message: `No such ${resourceOf(path)}: '${id}'`,
+          param: 'id',
+        });
+        // And nothing but the token's lookup touched the table
+        expect(Object.keys(byCommand(calls)).filter((c) => c !== 'GetItem')).toEqual([]);
+        expect(calls.length).toBeLessThanOrEqual(1);
+      }
+    },
+  );
+});
