@@ -1,42 +1,31 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { listLookup, recordOutcomes, validateJob } from '#shared/email/processing';
+import { listLookup, recordOutcomes, validateJob, type Done } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
 import { queues } from '#shared/queues';
-import { instrumented } from '#shared/util/invocation';
-import { describeError, logger } from '#shared/util/logger';
+import { worker } from '#shared/util/worker';
 
 /**
  * Validates the emails each message names. A message whose emails could not
- * all finish is reported as failed (ReportBatchItemFailures) and comes back
- * after the visibility timeout; on its last receive, transient failures are
- * recorded as `error`. Redeliveries are harmless: finished emails are skipped.
+ * all finish is reported as failed and comes back after the visibility
+ * timeout; on its last receive, transient failures are recorded as `error`.
+ * Redeliveries are harmless: finished emails are skipped.
  */
-export const handler = instrumented(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failures = new Set<string>();
+export const handler = worker({
+  what: 'validation job',
+  parse: parseValidationJob,
+  maxReceiveCount: queues.validation.maxReceiveCount,
+  parallel: true,
+  describe: (job) => ({ email_ids: job.emailIds }),
   // Messages of one batch mostly share an account and a list: each list is looked up once.
-  const lookups = new Map<string, ReturnType<typeof listLookup>>();
-  const lookup = (accountId: string) => lookups.get(accountId) ?? lookups.set(accountId, listLookup(accountId)).get(accountId)!;
-  const validated = await Promise.all(
-    event.Records.map(async (record) => {
-      const job = parseValidationJob(record.body);
-      if (!job) {
-        logger.warn('dropping malformed validation job', { message_id: record.messageId });
-        return [];
-      }
-      const lastAttempt = Number(record.attributes.ApproximateReceiveCount) >= queues.validation.maxReceiveCount;
-      try {
-        const { done, retry } = await validateJob(job.accountId, job, lastAttempt, lookup(job.accountId));
-        if (retry) failures.add(record.messageId);
-        return done.map((d) => ({ ...d, messageId: record.messageId }));
-      } catch (error) {
-        logger.warn('validation job failed; the queue will redeliver it', { message_id: record.messageId, email_ids: job.emailIds, ...describeError(error) });
-        failures.add(record.messageId);
-        return [];
-      }
-    }),
-  );
+  setup: () => new Map<string, ReturnType<typeof listLookup>>(),
+  each: async (job, delivery, lookups): Promise<Done[]> => {
+    const lookup = lookups.get(job.accountId) ?? lookups.set(job.accountId, listLookup(job.accountId)).get(job.accountId)!;
+    const { done, retry } = await validateJob(job.accountId, job, delivery.lastAttempt, lookup);
+    if (retry) delivery.retryLater();
+    return done;
+  },
   // The whole batch's outcomes are recorded together: one transaction per list, not one per message.
-  const failed = await recordOutcomes(validated.flat());
-  for (const group of failed) for (const d of group) failures.add(d.messageId);
-  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+  after: async (results) => {
+    const failed = await recordOutcomes(results.flatMap(({ messageId, result }) => result.map((d) => ({ ...d, messageId }))));
+    return failed.flatMap((group) => group.map((d) => d.messageId));
+  },
 });
