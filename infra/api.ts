@@ -16,11 +16,10 @@ import {
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct, IDependable } from 'constructs';
-import { authorizer, fallback, routes, type ApiName, type Route } from '../shared/routes.ts';
+import { authorizer, fallback, routes, STAGE_NAME, type ApiName, type Route } from '../shared/routes.ts';
 import { createFunction, LOG_RETENTION, pascalCase, type FunctionDeps } from './functions.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 
-export const STAGE_NAME = 'prod';
 
 /**
  * One JSON object per request in the stage's access log (the fields of

@@ -8,12 +8,10 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { queueUrlEnv } from '../shared/queues.ts';
-import type { QueueName, TableAccess } from '../shared/routes.ts';
+import { DEFAULT_TIMEOUT_SECONDS, MEMORY_MB, type QueueName, type TableAccess } from '../shared/routes.ts';
 import { ESBUILD_TARGET, lambdaRuntime } from './runtime.ts';
 import type { DeploySettings } from './settings.ts';
 
-export const MEMORY_MB = 256;
-export const DEFAULT_TIMEOUT_SECONDS = 10;
 /** Function logs and API access logs alike. */
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
 

@@ -4,6 +4,13 @@
  * rows, so the two cannot drift.
  */
 export type ApiName = 'chat' | 'email';
+
+/** The API Gateway stage both APIs deploy to (and the local server reports in its events). */
+export const STAGE_NAME = 'prod';
+/** Every function's memory, in MB. */
+export const MEMORY_MB = 256;
+/** A function's timeout unless its row says otherwise. */
+export const DEFAULT_TIMEOUT_SECONDS = 10;
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type TableAccess = 'read' | 'readWrite';
 export type QueueName = keyof typeof import('./queues.ts').queues;
@@ -18,7 +25,7 @@ export interface Route {
   table: TableAccess;
   /** Queues the function sends to (least-privilege grants). */
   sends?: QueueName[];
-  /** Lambda timeout in seconds (default 10). */
+  /** Lambda timeout in seconds (default DEFAULT_TIMEOUT_SECONDS). */
   timeoutSeconds?: number;
   /** Runs the email validator: gets the deployment's validator settings (DNS_SERVERS, SMTP_PROBE, ...). */
   validates?: boolean;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayError } from '#shared/http/gateway-responses';
 import { header } from '#shared/http/middleware';
-import { authorizer, fallback, resolveRoute, type ApiName } from '#shared/routes';
+import { authorizer, DEFAULT_TIMEOUT_SECONDS, fallback, resolveRoute, STAGE_NAME, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
 
 export interface HttpRequest {
@@ -22,7 +22,7 @@ const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
  * real handler. Both the local server and the in-process tests go through it.
  */
 export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker = invokeSource): Promise<APIGatewayProxyResult> {
-  const invoke = async <T>(handler: string, event: unknown, timeoutSeconds = 10) => (await run({ handler, api }, event, timeoutSeconds)) as T;
+  const invoke = async <T>(handler: string, event: unknown, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) => (await run({ handler, api }, event, timeoutSeconds)) as T;
   const requestId = randomUUID();
   const url = new URL(request.url, 'http://localhost');
   // Path parameters are decoded once, segment by segment, by the route matcher.
@@ -59,7 +59,7 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
         authorizer: { ...auth.context, principalId: auth.principalId },
       },
     },
-    match.route.timeoutSeconds ?? 10,
+    match.route.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
   );
 }
 
@@ -99,7 +99,7 @@ function proxyEvent(api: ApiName, request: HttpRequest, url: URL, path: string, 
       httpMethod: request.method.toUpperCase(),
       identity: { sourceIp: '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
       path: `/prod${path}`,
-      stage: 'prod',
+      stage: STAGE_NAME,
       requestId,
       requestTimeEpoch: Date.now(),
       resourceId: 'local',

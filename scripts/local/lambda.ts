@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import type { ApiName } from '#shared/routes';
+import { DEFAULT_TIMEOUT_SECONDS, MEMORY_MB, type ApiName } from '#shared/routes';
 
 /** Loads `functions/<handler>.ts` the way Lambda loads a bundle: once, then reused. */
 const modules = new Map<string, Promise<{ handler: (...args: unknown[]) => Promise<unknown> }>>();
@@ -22,7 +22,7 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Con
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '256',
+    memoryLimitInMB: String(MEMORY_MB),
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
@@ -33,7 +33,7 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Con
   };
 }
 
-export async function invoke<T>(handler: string, event: unknown, timeoutSeconds = 10): Promise<T> {
+export async function invoke<T>(handler: string, event: unknown, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS): Promise<T> {
   const fn = await loadHandler(handler);
   return (await fn(event, lambdaContext(handler.replaceAll('/', '-'), timeoutSeconds))) as T;
 }
