@@ -1,10 +1,10 @@
 import { emailEndpoint } from '#shared/http/email';
 import { addToList } from '#shared/email/lists';
-import { presentEmailList } from '#shared/email/present';
+import { presentEmailList, presentEntry } from '#shared/email/present';
 import { emailsBody } from '#shared/http/email-schemas';
 import { emailListId } from '#shared/http/path-ids';
 
 export const handler = emailEndpoint({ path: emailListId, body: emailsBody, idempotent: true }, async ({ principal, id, body }) => {
   const { list, entries } = await addToList(principal, id, body.emails);
-  return { body: { emailList: presentEmailList(list), emails: entries } };
+  return { body: { emailList: presentEmailList(list), emails: entries.map(presentEntry) } };
 });

@@ -1,5 +1,6 @@
 import { emailEndpoint } from '#shared/http/email';
 import { createEmails } from '#shared/email/emails';
+import { presentEntry } from '#shared/email/present';
 import { emailsBody } from '#shared/http/email-schemas';
 
 /** Inline validation stops here, leaving headroom under API Gateway's 29 s and the contract's ~3 s. */
@@ -7,5 +8,5 @@ const INLINE_BUDGET_MS = 2_500;
 
 export const handler = emailEndpoint({ body: emailsBody, idempotent: true }, async ({ principal, body }) => ({
   status: 201,
-  body: { emails: await createEmails(principal, body.emails, Date.now() + INLINE_BUDGET_MS) },
+  body: { emails: (await createEmails(principal, body.emails, Date.now() + INLINE_BUDGET_MS)).map(presentEntry) },
 }));

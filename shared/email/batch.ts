@@ -1,5 +1,19 @@
 import { checkSyntax } from '#shared/email/validator/index';
-import { rejectedEntry } from '#shared/email/present';
+import type { EmailRecord } from '#shared/data/emails';
+
+/** A batch entry that could not be accepted, and why. */
+export interface Rejected {
+  email: unknown;
+  error: string;
+}
+
+export const rejectedEntry = (email: unknown, error: string): Rejected => ({ email, error });
+
+/** A batch's answer, entry by entry in the order sent: the stored email, or why it was not stored. */
+export type Entry = EmailRecord | Rejected;
+
+export const mergeEntries = (count: number, errors: Map<number, Rejected>, emails: Map<number, EmailRecord>): Entry[] =>
+  Array.from({ length: count }, (_, i) => emails.get(i) ?? errors.get(i)!);
 
 export interface Accepted {
   index: number;
@@ -13,7 +27,7 @@ export interface Accepted {
  */
 export function classifyEntries(entries: unknown[], dedupe: boolean) {
   const accepted: Accepted[] = [];
-  const errors = new Map<number, ReturnType<typeof rejectedEntry>>();
+  const errors = new Map<number, Rejected>();
   const seen = new Set<string>();
   entries.forEach((entry, index) => {
     const syntax = checkSyntax(entry);

@@ -2,8 +2,7 @@ import type { Principal } from '#shared/data/tokens';
 import { getEmailList } from '#shared/data/email-lists';
 import { deleteEmail, finishEmail, getEmail, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { invalid, notFound } from '#shared/errors';
-import { classifyEntries } from '#shared/email/batch';
-import { presentEmail } from '#shared/email/present';
+import { classifyEntries, mergeEntries } from '#shared/email/batch';
 import { validateEmail } from '#shared/email/validator/index';
 import { reportValidation } from '#shared/email/processing';
 import { settleOutboxes } from '#shared/email/work';
@@ -36,12 +35,8 @@ export async function createEmails(who: Principal, entries: unknown[], deadline:
       logger.warn('settling deferred; the sweeper will finish it', describeError(error)),
     );
   }
-  const byAddress = accepted.map((a, i) => [a.index, presentEmail(finished[i]!)] as const);
-  return mergeEntries(entries.length, errors, new Map(byAddress));
+  return mergeEntries(entries.length, errors, new Map(accepted.map((a, i) => [a.index, finished[i]!])));
 }
-
-export const mergeEntries = (count: number, errors: Map<number, unknown>, emails: Map<number, unknown>) =>
-  Array.from({ length: count }, (_, i) => emails.get(i) ?? errors.get(i));
 
 /** An email of a deleted list is gone for readers at once, before the purge reaches it. */
 export async function visibleEmail(who: Principal, id: number): Promise<EmailRecord> {

@@ -1,11 +1,10 @@
 import type { Principal } from '#shared/data/tokens';
 import { createEmailList, deleteEmailList, getEmailList, listEmailLists, toEmailList } from '#shared/data/email-lists';
 import { emailKeys } from '#shared/db/keys';
-import { ListGoneError, listEmailsPage, storeEmails } from '#shared/data/emails';
+import { ListGoneError, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
-import { classifyEntries } from '#shared/email/batch';
-import { mergeEntries, pageOutOfRange } from '#shared/email/emails';
-import { presentEmail, rejectedEntry } from '#shared/email/present';
+import { classifyEntries, mergeEntries, rejectedEntry } from '#shared/email/batch';
+import { pageOutOfRange } from '#shared/email/emails';
 import { settleOutboxes } from '#shared/email/work';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
@@ -56,10 +55,10 @@ export async function addToList(who: Principal, id: number, entries: unknown[]) 
   }
   const duplicates = new Set(chunks.flatMap((c) => c.duplicates));
   const stored = new Map(chunks.flatMap((c) => c.emails).map((e) => [e.email, e]));
-  const emails = new Map<number, unknown>();
+  const emails = new Map<number, EmailRecord>();
   for (const { index, address } of accepted) {
     const email = stored.get(address);
-    if (email) emails.set(index, presentEmail(email));
+    if (email) emails.set(index, email);
     else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
   }
   for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);

@@ -1,4 +1,5 @@
 import type { EmailRecord } from '#shared/data/emails';
+import type { Entry } from '#shared/email/batch';
 import { listStatus, type EmailList } from '#shared/data/email-lists';
 
 /**
@@ -38,5 +39,5 @@ export const presentEmailList = (l: EmailList) => ({
   status: listStatus(l),
 });
 
-/** A batch entry that could not be accepted. */
-export const rejectedEntry = (email: unknown, error: string) => ({ email, error });
+/** A batch's entry: the email object, or the rejected entry as it is. */
+export const presentEntry = (entry: Entry) => ('error' in entry ? entry : presentEmail(entry));
