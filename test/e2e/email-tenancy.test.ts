@@ -60,6 +60,22 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     expect((await api.call('GET', '/api/v1/emailLists', { token: intruder.token })).body).toEqual({ emailLists: [], page: 1, totalPages: 1 });
   });
 
+  it("creates only in the caller's own account", async () => {
+    // Given the owner's lists and standalone emails
+    const before = await snapshot();
+    const ids = (items: { id: number }[]) => items.map((item) => item.id);
+    const ownerLists = async () => ids((await api.call('GET', '/api/v1/emailLists', { token: owner.token })).body.emailLists);
+    const ownerEmails = async () => ids((await api.call('GET', '/api/v1/emails', { token: owner.token })).body.emails);
+    const [listsBefore, emailsBefore] = [await ownerLists(), await ownerEmails()];
+    // When another account creates a list and standalone emails
+    expect((await api.call('POST', '/api/v1/emailList', { token: intruder.token, json: { name: 'theirs' } })).status).toBe(201);
+    expect((await api.call('POST', '/api/v1/emails', { token: intruder.token, json: { emails: ['theirs@example.com'] } })).status).toBe(201);
+    // Then nothing of the owner's changed, and the owner lists none of them
+    expect(await snapshot()).toEqual(before);
+    expect(await ownerLists()).toEqual(listsBefore);
+    expect(await ownerEmails()).toEqual(emailsBefore);
+  });
+
   it('needs a bearer token on every email route', async () => {
     for (const [method, path] of attempts) {
       const res = await api.call(method, path(), { token: null });
