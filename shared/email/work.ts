@@ -62,9 +62,9 @@ const pendingOf = (outbox: OutboxItem): PendingDeltas[] => (outbox.deltas ? [{ t
 /**
  * Finishes what stored outboxes (of one collection) recorded, in an order
  * that any crash can resume from: apply their counts (exactly once, by
- * token), queue their work, then keep each outbox as the due-time marker of
- * its queued work (or delete it when there was none; a held one only drops
- * its counts), then forget the tokens. Returns the collection item after the
+ * token); then at once queue their work and keep each outbox as the
+ * due-time marker of that work (or delete it when there was none; a held one
+ * only drops its counts); then forget the tokens. Returns the collection item after the
  * counts, or 'gone' when it was deleted meanwhile.
  *
  * `onlyIds` limits the work queued (emails finished inline need none).
@@ -90,12 +90,21 @@ export async function settleOutboxes(
   const queued = root === 'gone' ? [] : outboxes.filter((o) => !o.awaiting && workOf(o).length > 0);
   const byAccount = new Map<string, Work[]>();
   for (const outbox of queued) byAccount.set(outbox.account_id, [...(byAccount.get(outbox.account_id) ?? []), ...workOf(outbox)]);
-  for (const [accountId, work] of byAccount) await enqueueValidation(accountId, work);
-  await Promise.all([
-    markDispatched(queued),
-    deleteOutboxes(outboxes.filter((o) => !o.awaiting && !queued.includes(o))),
-    ...outboxes.filter((o) => o.awaiting).map(dropOutboxDeltas),
+  // Sending and marking run together: a send that fails leaves its outboxes due at once, so the
+  // sweeper's next recovery pass queues their unfinished emails again.
+  const [sent, marked] = await Promise.allSettled([
+    Promise.all([...byAccount].map(([accountId, work]) => enqueueValidation(accountId, work))),
+    Promise.all([
+      markDispatched(queued),
+      deleteOutboxes(outboxes.filter((o) => !o.awaiting && !queued.includes(o))),
+      ...outboxes.filter((o) => o.awaiting).map(dropOutboxDeltas),
+    ]),
   ]);
+  if (sent.status === 'rejected') {
+    if (marked.status === 'fulfilled') await markDispatched(queued, Date.now());
+    throw sent.reason;
+  }
+  if (marked.status === 'rejected') throw marked.reason;
   await releaseTokens(collection, pending, root === 'gone' ? undefined : root);
   return root;
 }

@@ -11,6 +11,8 @@ import { settleOutboxes } from '#shared/email/work';
 import { purge } from '#shared/purge';
 import { handler as deadLetters } from '#functions/workers/validation-dead-letters';
 import { recoverLostWork } from '#shared/email/recovery';
+import { resetConfig } from '#shared/config';
+import { scopedEnv } from '../steps/scoped-env.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 
@@ -77,6 +79,25 @@ describe('recovering lost validation work', () => {
     await eventually(async () => (await getEmail(t.accountId, kept2!.id))?.status === 'completed');
     // And the deleted one stays deleted
     expect(await getEmail(t.accountId, deleted!.id)).toBeUndefined();
+  });
+
+  it('leaves the work of a failed queue send due at once, for the next recovery pass', async () => {
+    // Given stored emails whose queue send fails (a queue that does not exist)
+    const list = await newList(t);
+    const [chunk] = await storeEmails(t.accountId, { kind: 'list', listId: list.id }, ['unsent@example.com'], 0);
+    const env = scopedEnv(resetConfig);
+    env.set({ VALIDATION_QUEUE_URL: `${process.env.VALIDATION_QUEUE_URL}-missing` });
+    try {
+      await expect(settleOutboxes(chunk!.outbox.collection, true, [chunk!.outbox])).rejects.toThrow();
+    } finally {
+      env.restore();
+    }
+    // When the recovery pass runs with nothing overdue by the usual 30 minutes
+    const { requeued } = await recoverLostWork({ strandedAfterMs: 24 * 60 * 60_000, dueBeforeMs: Date.now() + 1, deadline: Date.now() + 10_000 });
+    // Then it queues the email again, and the list completes with its count
+    expect(requeued).toBeGreaterThanOrEqual(1);
+    await eventually(async () => (await getEmail(t.accountId, chunk!.emails[0]!.id))?.status === 'completed');
+    expect(await getEmailList(t.accountId, list.id)).toMatchObject({ email_count: 1, pending_count: 0 });
   });
 
   it('handles dead letters one by one: a failing record comes back alone, the others are done', async () => {
