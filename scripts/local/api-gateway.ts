@@ -72,8 +72,9 @@ function proxyEvent(api: ApiName, request: HttpRequest, url: URL, path: string, 
     headers[name] = values.join(',');
     multiValueHeaders[name] = values;
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  // Null-prototype maps: a parameter named __proto__ stays a parameter, as in the JSON event Lambda receives.
+  const query: Record<string, string> = Object.create(null);
+  const multiQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of url.searchParams) {
     query[name] = value; // API Gateway keeps the last value of a repeated parameter
     (multiQuery[name] ??= []).push(value);

@@ -1,10 +1,10 @@
 import type { Principal } from '#shared/data/tokens';
 import { createEmailList, deleteEmailList, getEmailList, listEmailLists, toEmailList } from '#shared/data/email-lists';
 import { emailKeys } from '#shared/db/keys';
-import { ListGoneError, listEmailsPage, storeEmails } from '#shared/data/emails';
+import { collectionKey, ListGoneError, listEmailsPage, storeEmails } from '#shared/data/emails';
 import { notFound } from '#shared/http/errors';
 import { classifyEntries } from '#shared/email/batch';
-import { mergeEntries, pageOutOfRange } from '#shared/email/emails';
+import { lastPageOf, mergeEntries, pageOutOfRange } from '#shared/email/emails';
 import { presentEmail, rejectedEntry } from '#shared/email/present';
 import { settleOutboxes } from '#shared/email/work';
 import { purgeRecordPut } from '#shared/data/purges';
@@ -28,14 +28,14 @@ export async function getList(who: Principal, id: number | undefined) {
 
 export async function listLists(who: Principal, page: number) {
   const result = await listEmailLists(who.accountId, page);
-  if (!result) throw pageOutOfRange(page);
+  if (!result) throw pageOutOfRange(page, await lastPageOf(emailKeys.accountLists(who.accountId)));
   return result;
 }
 
 export async function listListEmails(who: Principal, id: number | undefined, page: number) {
   const result = id === undefined ? 'missing' : await listEmailsPage(who.accountId, { kind: 'list', listId: id }, page);
   if (result === 'missing') throw notFound('email list', String(id ?? ''), 'id');
-  if (!result) throw pageOutOfRange(page);
+  if (!result) throw pageOutOfRange(page, await lastPageOf(collectionKey(who.accountId, { kind: 'list', listId: id! })));
   return result;
 }
 

@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { findPrincipal, type Principal } from '#shared/data/tokens';
-import { parseBody, type MediaType } from '#shared/http/body';
+import { parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
 import { validate } from '#shared/http/validation';
 import { ApiError, internal, unauthorized } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
@@ -96,6 +96,9 @@ export const parseInput = (spec: {
   before: (request) => {
     const { event } = request;
     const raw = parseBody(event.body, event.isBase64Encoded, header(event, 'content-type'), spec.media);
+    const queryNames = [...Object.keys(event.queryStringParameters ?? {}), ...Object.keys(event.multiValueQueryStringParameters ?? {})];
+    const forbidden = prototypeKeyIn(queryNames);
+    if (forbidden !== undefined) throw unknownParameter(forbidden, 'query');
     (request.context as AuthedContext).input = {
       body: validate(spec.body, raw, 'body'),
       query: validate(spec.query, event.queryStringParameters ?? {}, 'query'),
