@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayError } from '#shared/http/gateway-responses';
 import { header } from '#shared/http/middleware';
-import { authorizer, fallback, resolveRoute, type ApiName } from '#shared/routes';
+import { corsOrigins, preflightHeaders } from '#shared/http/cors';
+import { apiMethods, authorizer, fallback, resolveRoute, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
 
 export interface HttpRequest {
@@ -27,14 +28,19 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
   const url = new URL(request.url, 'http://localhost');
   // Path parameters are decoded once, segment by segment, by the route matcher.
   const path = url.pathname.replace(/\/+$/, '') || '/';
-  if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId);
+  const event = proxyEvent(api, request, url, path, requestId);
+  const origin = header(event, 'origin');
+  if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId, origin);
+  // With CORS configured, every resource has an OPTIONS method answering the preflight (no authorizer), as on AWS.
+  if (event.httpMethod === 'OPTIONS' && corsOrigins().length > 0) {
+    return { statusCode: 204, headers: { ...preflightHeaders(origin, apiMethods(api)), 'X-Request-Id': requestId }, body: '' };
+  }
 
   const match = resolveRoute(api, request.method.toUpperCase(), path);
-  const event = proxyEvent(api, request, url, path, requestId);
   if (match.kind !== 'route') return invoke(fallback.handler, { ...event, resource: '/{proxy+}' });
 
   const token = header(event, 'authorization');
-  if (!token) return gatewayError('UNAUTHORIZED', requestId);
+  if (!token) return gatewayError('UNAUTHORIZED', requestId, origin);
   let auth: APIGatewayAuthorizerResult;
   try {
     auth = await invoke(authorizer.handler, {
@@ -43,10 +49,10 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
       methodArn: `arn:aws:execute-api:local:000000000000:${api}/prod/${match.route.method}${match.route.path}`,
     });
   } catch {
-    return gatewayError('UNAUTHORIZED', requestId);
+    return gatewayError('UNAUTHORIZED', requestId, origin);
   }
   // An explicit Deny anywhere in the policy wins, as in API Gateway.
-  if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId);
+  if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId, origin);
   return invoke(
     match.route.handler,
     {

@@ -2,6 +2,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { findPrincipal, type Principal } from '#shared/data/tokens';
+import { corsHeaders } from '#shared/http/cors';
 import { parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
 import { validate } from '#shared/http/validation';
 import { ApiError, internal, unauthorized } from '#shared/http/errors';
@@ -31,17 +32,20 @@ export const requestContext = (): Middleware => ({
       path: request.event.path,
     });
   },
-  after: (request) => {
-    const response = request.response!;
-    response.headers = { ...response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
-    logger.info('request completed', { status: response.statusCode });
-  },
-  onError: (request) => {
-    const response = request.response!;
-    response.headers = { ...response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
-    logger.info('request completed', { status: response.statusCode });
-  },
+  after: (request) => completed(request),
+  onError: (request) => completed(request),
 });
+
+/** Headers every response gets, success or error: its request id, and CORS when configured. */
+function completed(request: middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>) {
+  const response = request.response!;
+  response.headers = {
+    ...response.headers,
+    ...corsHeaders(header(request.event, 'origin')),
+    'X-Request-Id': requestIdOf(request.event, request.context),
+  };
+  logger.info('request completed', { status: response.statusCode });
+}
 
 /** Maps typed errors to the contract's envelope; anything unexpected is logged and hidden. */
 export const errorEnvelope = (): Middleware => ({
