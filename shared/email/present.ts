@@ -36,7 +36,20 @@ export const presentEmailList = (l: EmailList) => ({
   email_count: l.email_count,
   rejected_count: l.rejected_count,
   status: listStatus(l),
+  progress: listProgress(l),
 });
+
+/**
+ * The list's emails by where they stand, from the counters kept with them:
+ * `pending` (waiting for or under validation), `insufficient_credits` (held
+ * until credits are added) and `finished` (completed or error); the three
+ * add up to `email_count`.
+ */
+export function listProgress(l: EmailList) {
+  const pending = Math.max(0, l.pending_count);
+  const held = Math.max(0, l.awaiting_count);
+  return { pending, insufficient_credits: held, finished: Math.max(0, l.email_count - pending - held) };
+}
 
 /** A batch entry that could not be accepted. */
 export const rejectedEntry = (email: unknown, error: string) => ({ email, error });
