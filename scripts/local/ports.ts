@@ -23,3 +23,11 @@ export async function waitFor(check: () => Promise<unknown>, what: string, timeo
     }
   }
 }
+
+/** Whether something already listens on this port (on loopback, where the local stack serves). */
+export const portInUse = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(true));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(false)));
+  });
