@@ -65,7 +65,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(gmail).toMatchObject({ is_free: true, is_alias: true, canonical_email: 'joe@gmail.com', mx_record_count: 1 });
       expect(role).toMatchObject({ is_username_generic: true, is_alias: false, is_subdomain: false });
       expect(sub).toMatchObject({ is_subdomain: true, is_valid: false });
-      // The README's score table: a role account and an alias each lose their weight; a perfect address scores 100.
+      // The score table of docs/email-validation.md: a role account and an alias each lose their weight; a perfect address scores 100.
       const weight = (signal: string) => SCORE_WEIGHTS.find((w) => w.signal === signal)!.points;
       expect(person.score).toBe(100);
       expect(role.score).toBe(100 - weight('not_role_account'));
