@@ -59,7 +59,9 @@ try {
   // Taken between the check above and the start.
   const { code, port: taken } = error as NodeJS.ErrnoException & { port?: number };
   const name = (Object.keys(ports) as PortVariable[]).find((n) => ports[n] === taken);
-  fail(code === 'EADDRINUSE' && name ? portInUseLine(name) : `failed: ${(error as Error).message}`);
+  if (code === 'EADDRINUSE' && name) fail(portInUseLine(name));
+  console.error(`npm start failed: ${(error as Error).message}`);
+  process.exit(1);
 }
 
 // Reuse the demo account kept with the data; seed a new one on a fresh start.
