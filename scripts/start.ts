@@ -81,7 +81,6 @@ const printed = {
   DEMO_GROUP_ID: demo.groupId,
   DEMO_ACCOUNT_ID: demo.accountId,
 };
-for (const [name, value] of Object.entries(printed)) console.log(`${name}=${value}`);
 // The same values for a shell: `source .local/env` (rewritten at every start).
 writeFileSync(
   ENV_FILE,
@@ -89,6 +88,8 @@ writeFileSync(
     .map(([name, value]) => `export ${name}=${value}`)
     .join('\n')}\n`,
 );
+// Printed once the file is there, so whoever reads the values can source it at once.
+for (const [name, value] of Object.entries(printed)) console.log(`${name}=${value}`);
 if (corsOrigins().length) console.log(`CORS allowed for: ${corsOrigins().join(', ')}`);
 console.log(`Ready. Load these values into a shell with: source ${ENV_FILE}. Ctrl-C stops everything.`);
 
