@@ -3,7 +3,7 @@
  *   - bundle size and module init time of every Lambda bundle `cdk synth` produces;
  *   - latency and throughput of the messaging API on the local server
  *     (real handlers, DynamoDB Local in memory), driven by autocannon.
- * Prints a Markdown table; `--write` also replaces the table in README.md.
+ * Prints a Markdown table; `--write` also replaces the table in docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -120,8 +120,8 @@ const table = [
 console.log(table);
 
 if (process.argv.includes('--write')) {
-  const readme = readFileSync('README.md', 'utf8');
+  const readme = readFileSync('docs/benchmarks.md', 'utf8');
   const marked = /<!-- bench:table -->[\s\S]*?<!-- \/bench:table -->|<!-- bench:table -->/;
-  writeFileSync('README.md', readme.replace(marked, `<!-- bench:table -->\n${table}\n<!-- /bench:table -->`));
+  writeFileSync('docs/benchmarks.md', readme.replace(marked, `<!-- bench:table -->\n${table}\n<!-- /bench:table -->`));
 }
 process.exit(0);

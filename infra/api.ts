@@ -16,7 +16,8 @@ import {
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct, IDependable } from 'constructs';
-import { authorizer, fallback, routes, STAGE_NAME, type ApiName, type Route } from '../shared/routes.ts';
+import { CORS_ALLOW_HEADERS, CORS_ENV, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '../shared/http/cors.ts';
+import { apiMethods, authorizer, fallback, routes, STAGE_NAME, type ApiName, type Route } from '../shared/routes.ts';
 import { createFunction, LOG_RETENTION, pascalCase, type FunctionDeps } from './functions.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 
@@ -70,6 +71,7 @@ export const apiNames = (): ApiName[] => [...new Set(routes.map((r) => r.api))];
 export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps, logsRole?: IDependable): BuiltApi {
   const prefix = pascalCase(apiName);
   const stack = Stack.of(scope);
+  const cors = deps.settings.corsOrigins;
   const accessLogs = new LogGroup(scope, `${prefix}AccessLogs`, { retention: LOG_RETENTION, removalPolicy: RemovalPolicy.DESTROY });
 
   const api = new RestApi(scope, `${prefix}Api`, {
@@ -89,12 +91,24 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
       loggingLevel: MethodLoggingLevel.ERROR,
       dataTraceEnabled: false,
     },
+    // Every resource (the {proxy+} catch-all too) answers the browser's preflight, without the authorizer.
+    defaultCorsPreflightOptions: cors.length
+      ? {
+          allowOrigins: cors,
+          allowMethods: apiMethods(apiName),
+          allowHeaders: CORS_ALLOW_HEADERS,
+          exposeHeaders: CORS_EXPOSE_HEADERS,
+          maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+        }
+      : undefined,
   });
   if (logsRole) api.deploymentStage.node.addDependency(logsRole);
-  addGatewayResponses(api);
+  addGatewayResponses(api, cors);
 
-  // API_NAME lets the shared handlers pick this API's rows out of the route table.
-  const apiEnv = { API_NAME: apiName };
+  // API_NAME lets the shared handlers pick this API's rows out of the route table;
+  // CORS_ORIGINS lets every function add the CORS headers to its own responses.
+  const corsEnv: Record<string, string> = cors.length ? { [CORS_ENV]: cors.join(',') } : {};
+  const apiEnv = { API_NAME: apiName, ...corsEnv };
   const authorizerFunction = createFunction(scope, `${prefix}AuthorizerFn`, { ...authorizer, environment: apiEnv }, deps);
   const fallbackFunction = createFunction(scope, `${prefix}FallbackFn`, { ...fallback, environment: apiEnv }, deps);
 
@@ -120,7 +134,7 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
 
   const routeFunctions = new Map<Route, NodejsFunction>();
   for (const route of routes.filter((r) => r.api === apiName)) {
-    const fn = createFunction(scope, `${pascalCase(route.handler)}Fn`, route, deps);
+    const fn = createFunction(scope, `${pascalCase(route.handler)}Fn`, { ...route, environment: corsEnv }, deps);
     resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn), {
       authorizer: tokenAuthorizer,
       authorizationType: AuthorizationType.CUSTOM,

@@ -1,4 +1,5 @@
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { CORS_EXPOSE_HEADERS, gatewayAllowOrigin } from '../shared/http/cors.ts';
 import { gatewayResponses, type GatewayResponseType } from '../shared/http/gateway-responses.ts';
 
 /** API Gateway substitutes this with its own, already JSON-quoted, error message. */
@@ -14,7 +15,17 @@ export function envelopeTemplate(type: GatewayResponseType): string {
 }
 
 /** Makes API Gateway's own errors (authorizer, throttling, size limits) speak the contract's envelope. */
-export function addGatewayResponses(api: RestApi): void {
+/** CORS headers of the gateway's own responses (shared/http/cors.ts says why several origins are echoed). */
+function corsResponseHeaders(allowed: readonly string[]): Record<string, string> {
+  const rule = gatewayAllowOrigin(allowed);
+  if (rule === undefined) return {};
+  return {
+    'Access-Control-Allow-Origin': rule === 'echo' ? 'method.request.header.Origin' : `'${rule.static}'`,
+    'Access-Control-Expose-Headers': `'${CORS_EXPOSE_HEADERS.join(', ')}'`,
+  };
+}
+
+export function addGatewayResponses(api: RestApi, corsOrigins: readonly string[] = []): void {
   for (const [name, definition] of Object.entries(gatewayResponses) as [GatewayResponseType, (typeof gatewayResponses)[GatewayResponseType]][]) {
     const type = ResponseType.of(name);
     api.addGatewayResponse(`${name}Response`, {
@@ -25,6 +36,7 @@ export function addGatewayResponses(api: RestApi): void {
         'Content-Type': "'application/json'",
         'X-Request-Id': 'context.requestId',
         ...Object.fromEntries(Object.entries(definition.headers).map(([k, v]) => [k, `'${v}'`])),
+        ...corsResponseHeaders(corsOrigins),
       },
       templates: { 'application/json': envelopeTemplate(name) },
     });

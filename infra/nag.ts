@@ -43,6 +43,11 @@ export function acknowledgeFindings(stack: ServerlessMessagingStack): void {
       acknowledge(method, 'AwsSolutions-APIG4', 'The unauthenticated fallback: it answers 404 or 405 in the error envelope and reads nothing.');
       acknowledge(method, 'AwsSolutions-COG4', 'The unauthenticated fallback: it answers 404 or 405 in the error envelope and reads nothing.');
     }
+    // Browsers send the preflight without credentials, so it cannot be authorized; a mock integration answers it.
+    for (const method of built.api.methods.filter((m) => m.httpMethod === 'OPTIONS')) {
+      acknowledge(method, 'AwsSolutions-APIG4', 'CORS preflight (OPTIONS): browsers send it without credentials; API Gateway answers it itself and reads nothing.');
+      acknowledge(method, 'AwsSolutions-COG4', 'CORS preflight (OPTIONS): browsers send it without credentials; API Gateway answers it itself and reads nothing.');
+    }
   }
 
   for (const dlq of Object.values(stack.deadLetterQueues)) {

@@ -1,6 +1,7 @@
 import { Annotations, Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { readValidatorConfig, VALIDATOR_ENV_VARS } from '../shared/email/validator/config.ts';
+import { CORS_ENV, corsOrigins } from '../shared/http/cors.ts';
 
 /**
  * What a deployer may choose at `cdk deploy` time, always as CDK context
@@ -22,6 +23,8 @@ export interface DeploySettings {
   alarmTopicArn: string | undefined;
   /** Create API Gateway's account-wide CloudWatch Logs role (access and execution logs need one per region). */
   apiGatewayCloudWatchRole: boolean;
+  /** Origins allowed to call both APIs from a browser (CORS); empty: no CORS headers, no preflight methods. */
+  corsOrigins: string[];
 }
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
@@ -37,6 +40,8 @@ export const SETTING = {
   alarmEmail: 'alarmEmail',
   alarmTopicArn: 'alarmTopicArn',
   apiGatewayCloudWatchRole: 'apiGatewayCloudWatchRole',
+  // Named like the variable `npm start` reads, since it means the same.
+  corsOrigins: CORS_ENV,
 } as const;
 
 export class DeploySettingError extends Error {
@@ -58,6 +63,7 @@ export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = proces
     alarmEmail: email(context(SETTING.alarmEmail)),
     alarmTopicArn: topicArn(context(SETTING.alarmTopicArn)),
     apiGatewayCloudWatchRole: flag(context(SETTING.apiGatewayCloudWatchRole), SETTING.apiGatewayCloudWatchRole, true),
+    corsOrigins: cors(context(SETTING.corsOrigins)),
   };
 }
 
@@ -88,6 +94,14 @@ function validatorSettings(scope: Construct, context: (key: string) => string | 
     );
   }
   return chosen;
+}
+
+function cors(raw: string | undefined): string[] {
+  try {
+    return corsOrigins(raw ?? '');
+  } catch (error) {
+    throw new DeploySettingError((error as Error).message);
+  }
 }
 
 function number(raw: string | undefined, name: string, fallback: number, integer: boolean): number {

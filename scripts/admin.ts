@@ -3,7 +3,8 @@
  *
  * Every call prints exactly one JSON object on stdout (the result, or
  * `{"error": {"message": ...}}`); anything meant for people goes to stderr.
- * Exit codes: 0 success, 1 not found or failure, 2 usage error.
+ * Exit codes: 0 success, 1 not found or failure, 2 usage error. `help`
+ * (or `--help`) prints the usage on stdout instead and exits 0.
  *
  * Target: `--table`/`--region` (or TABLE_NAME without a running `npm start`)
  * select a deployed table through the normal AWS credential chain; otherwise
@@ -17,7 +18,8 @@ import { resumeAwaiting } from '#shared/email/credits';
 import { addCredits, createAccount, getAccount } from '#shared/data/accounts';
 import { createContact, getContact } from '#shared/data/contacts';
 import { createGroup } from '#shared/data/groups';
-import { issueToken, revokeToken, TOKEN_PATTERN } from '#shared/data/tokens';
+import { issueTokenWithId, listTokens, revokeToken, revokeTokenById, TOKEN_PATTERN } from '#shared/data/tokens';
+import { looksLikeId } from '#shared/util/ids';
 import { resetDb } from '#shared/db/client';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { useBackends } from './local/runtime.ts';
@@ -30,8 +32,10 @@ commands:
   account create --name N [--credits C]
   contact create --account A --username U [--phone P] [--avatar-url URL]
   group create   --account A --name N
-  token create   --account A --contact C
-  token revoke   --token T
+  token create   --account A --contact C     prints the token (shown only here) and its id
+  token list     --account A                ids, contacts, creation and revocation times; never a token
+  token revoke   --id ID | --token T
+  help           this text (also --help)
   credits add    --account A --amount N
 
 target (default: the stack \`npm start\` is running, via ${RUNTIME_FILE}):
@@ -112,13 +116,28 @@ const commands: Record<string, Command> = {
     run: async (f) => {
       await requireAccount(f.account!);
       if (!(await getContact(f.account!, f.contact!))) throw notFound(`contact ${f.contact} not found in account ${f.account}`);
-      return { token: await issueToken({ accountId: f.account!, contactId: f.contact! }) };
+      const { token, id } = await issueTokenWithId({ accountId: f.account!, contactId: f.contact! });
+      return { token, token_id: id };
+    },
+  },
+  'token list': {
+    flags: ['account'],
+    required: ['account'],
+    run: async (f) => {
+      await requireAccount(f.account!);
+      return { tokens: await listTokens(f.account!) };
     },
   },
   'token revoke': {
-    flags: ['token'],
-    required: ['token'],
+    flags: ['token', 'id'],
+    required: [],
     run: async (f) => {
+      if ((f.token === undefined) === (f.id === undefined)) throw usageError('token revoke needs exactly one of --id and --token');
+      if (f.id !== undefined) {
+        if (!looksLikeId('tkn', f.id)) throw usageError('--id must be a token id as listed (tkn_...)');
+        if (!(await revokeTokenById(f.id))) throw notFound(`token ${f.id} not found`);
+        return { revoked: true, token_id: f.id };
+      }
       if (!TOKEN_PATTERN.test(f.token!)) throw usageError('--token must be a token as issued (tok_...)');
       if (!(await revokeToken(f.token!))) throw notFound('token not found');
       return { revoked: true };
@@ -156,7 +175,8 @@ function parse(argv: string[]) {
   }
   const { help, ...flags } = parsed.values as Flags & { help?: boolean };
   const name = parsed.positionals.join(' ');
-  if (help || name === '' || name === 'help') throw usageError(help || name === 'help' ? 'usage printed on stderr' : 'no command given');
+  if (help || name === 'help') return 'help' as const;
+  if (name === '') throw usageError('no command given');
   const command = commands[name];
   if (!command) throw usageError(`unknown command "${name}"`);
   for (const [flag, value] of Object.entries(flags)) {
@@ -224,9 +244,14 @@ console.log = console.error;
 console.info = console.error;
 
 try {
-  const { command, flags } = parse(process.argv.slice(2));
-  selectTarget(flags);
-  finish(await command.run(flags), 0);
+  const parsed = parse(process.argv.slice(2));
+  if (parsed === 'help') {
+    // Asked for, the usage is the answer: on stdout, exit 0.
+    process.stdout.write(`${USAGE}\n`, () => process.exit(0));
+  } else {
+    selectTarget(parsed.flags);
+    finish(await parsed.command.run(parsed.flags), 0);
+  }
 } catch (error) {
   const exitCode = error instanceof CliError ? error.exitCode : 1;
   if (exitCode === 2) console.error(USAGE);

@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { getAccount } from '#shared/data/accounts';
+import { corsOrigins } from '#shared/http/cors';
+import { portInUse } from './local/ports.ts';
 import { startLocalStack } from './local/runtime.ts';
 import { seedDemo, type DemoSeed } from './local/seed.ts';
 import { LOCAL_DIR, RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
@@ -10,6 +12,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const { values } = parseArgs({ options: { fresh: { type: 'boolean', default: false } } });
 const DEMO_FILE = `${LOCAL_DIR}/demo.json`;
+const ENV_FILE = `${LOCAL_DIR}/env`;
 
 if (values.fresh) rmSync(LOCAL_DIR, { recursive: true, force: true });
 mkdirSync(LOCAL_DIR, { recursive: true });
@@ -17,18 +20,46 @@ mkdirSync(LOCAL_DIR, { recursive: true });
 // Local runs may resolve MX hosts to loopback or private addresses (the contract allows it for local and test runs).
 process.env.ALLOW_PRIVATE_MX ??= 'true';
 
-const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+/** One line on stderr, then exit: what went wrong and what to do, never a stack trace. */
+function fail(line: string): never {
+  console.error(`npm start: ${line}`);
+  process.exit(1);
+}
+
+const PORT_DEFAULTS = { CHAT_PORT: 3000, EMAIL_PORT: 3001, DYNAMODB_PORT: 8000, SQS_PORT: 9324 } as const;
+type PortVariable = keyof typeof PORT_DEFAULTS;
+const ports = {} as Record<PortVariable, number>;
+for (const [name, fallback] of Object.entries(PORT_DEFAULTS) as [PortVariable, number][]) {
+  const raw = process.env[name]?.trim() || String(fallback);
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > 65535) fail(`${name}=${raw} is not a port number (1 to 65535)`);
+  const clash = (Object.keys(ports) as PortVariable[]).find((other) => ports[other] === value);
+  if (clash) fail(`${name} and ${clash} are both ${value}; give each its own port`);
+  ports[name] = value;
+}
+const portInUseLine = (name: PortVariable) =>
+  `port ${ports[name]} (${name}) is already in use, perhaps by another npm start; stop it, or choose another port: ${name}=<port> npm start`;
+for (const name of Object.keys(ports) as PortVariable[]) if (await portInUse(ports[name])) fail(portInUseLine(name));
+try {
+  corsOrigins();
+} catch (error) {
+  fail((error as Error).message);
+}
 
 let stack: Awaited<ReturnType<typeof startLocalStack>>;
 try {
   stack = await startLocalStack({
     dataDir: `${LOCAL_DIR}/dynamodb`,
-    dynamoPort: port('DYNAMODB_PORT', 8000),
-    sqsPort: port('SQS_PORT', 9324),
-    chatPort: port('CHAT_PORT', 3000),
-    emailPort: port('EMAIL_PORT', 3001),
+    dynamoPort: ports.DYNAMODB_PORT,
+    sqsPort: ports.SQS_PORT,
+    chatPort: ports.CHAT_PORT,
+    emailPort: ports.EMAIL_PORT,
   });
 } catch (error) {
+  // Taken between the check above and the start.
+  const { code, port: taken } = error as NodeJS.ErrnoException & { port?: number };
+  const name = (Object.keys(ports) as PortVariable[]).find((n) => ports[n] === taken);
+  if (code === 'EADDRINUSE' && name) fail(portInUseLine(name));
   console.error(`npm start failed: ${(error as Error).message}`);
   process.exit(1);
 }
@@ -42,13 +73,25 @@ if (!demo || !(await getAccount(demo.accountId))) {
 const runtime: RuntimeFile = { pid: process.pid, env: stack.env };
 writeFileSync(RUNTIME_FILE, JSON.stringify(runtime, null, 2));
 
-console.log(`CHAT_BASE_URL=${stack.chatUrl}`);
-console.log(`EMAIL_BASE_URL=${stack.emailUrl}`);
-console.log(`DEMO_TOKEN=${demo.token}`);
-console.log(`DEMO_CONTACT_ID=${demo.contactIds.bob}`);
-console.log(`DEMO_GROUP_ID=${demo.groupId}`);
-console.log(`DEMO_ACCOUNT_ID=${demo.accountId}`);
-console.log('Ready. Ctrl-C stops everything.');
+const printed = {
+  CHAT_BASE_URL: stack.chatUrl!,
+  EMAIL_BASE_URL: stack.emailUrl!,
+  DEMO_TOKEN: demo.token,
+  DEMO_CONTACT_ID: demo.contactIds.bob,
+  DEMO_GROUP_ID: demo.groupId,
+  DEMO_ACCOUNT_ID: demo.accountId,
+};
+// The same values for a shell: `source .local/env` (rewritten at every start).
+writeFileSync(
+  ENV_FILE,
+  `# Written by npm start; load into a shell with: source ${ENV_FILE}\n${Object.entries(printed)
+    .map(([name, value]) => `export ${name}=${value}`)
+    .join('\n')}\n`,
+);
+// Printed once the file is there, so whoever reads the values can source it at once.
+for (const [name, value] of Object.entries(printed)) console.log(`${name}=${value}`);
+if (corsOrigins().length) console.log(`CORS allowed for: ${corsOrigins().join(', ')}`);
+console.log(`Ready. Load these values into a shell with: source ${ENV_FILE}. Ctrl-C stops everything.`);
 
 let stopping = false;
 const shutdown = async () => {
@@ -58,5 +101,10 @@ const shutdown = async () => {
   await stack.stop();
   process.exit(0);
 };
-process.on('SIGINT', shutdown);
-process.on('SIGTERM', shutdown);
+// Ctrl-C, an IDE's stop button (SIGTERM), a closed terminal (SIGHUP): all stop everything, Java included.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown());
+// npm does not pass SIGTERM on to its script: when the process that started this one is gone, stop too.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void shutdown();
+}, 250).unref();

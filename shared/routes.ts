@@ -63,6 +63,9 @@ export const routes: readonly Route[] = [
   { api: 'email', method: 'POST', path: '/api/v1/emailList/{id}/emails', handler: 'email-lists/add', table: 'readWrite', sends: ['validation'], timeoutSeconds: 20 },
 ];
 
+/** The methods an API's routes use (its CORS preflight allows these). */
+export const apiMethods = (api: ApiName): HttpMethod[] => [...new Set(routes.filter((r) => r.api === api).map((r) => r.method))];
+
 /** Verifies bearer tokens for every route above (API Gateway Lambda authorizer). */
 export const authorizer = { handler: 'auth/authorizer', table: 'read' as TableAccess };
 

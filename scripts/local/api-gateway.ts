@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayError } from '#shared/http/gateway-responses';
 import { header } from '#shared/http/middleware';
-import { authorizer, DEFAULT_TIMEOUT_SECONDS, fallback, resolveRoute, STAGE_NAME, type ApiName } from '#shared/routes';
+import { corsOrigins, preflightHeaders } from '#shared/http/cors';
+import { apiMethods, authorizer, DEFAULT_TIMEOUT_SECONDS, fallback, resolveRoute, STAGE_NAME, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
 
 export interface HttpRequest {
@@ -27,14 +28,19 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
   const url = new URL(request.url, 'http://localhost');
   // Path parameters are decoded once, segment by segment, by the route matcher.
   const path = url.pathname.replace(/\/+$/, '') || '/';
-  if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId);
+  const event = proxyEvent(api, request, url, path, requestId);
+  const origin = header(event, 'origin');
+  if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId, origin);
+  // With CORS configured, every resource has an OPTIONS method answering the preflight (no authorizer), as on AWS.
+  if (event.httpMethod === 'OPTIONS' && corsOrigins().length > 0) {
+    return { statusCode: 204, headers: { ...preflightHeaders(origin, apiMethods(api)), 'X-Request-Id': requestId }, body: '' };
+  }
 
   const match = resolveRoute(api, request.method.toUpperCase(), path);
-  const event = proxyEvent(api, request, url, path, requestId);
   if (match.kind !== 'route') return invoke(fallback.handler, { ...event, resource: '/{proxy+}' });
 
   const token = header(event, 'authorization');
-  if (!token) return gatewayError('UNAUTHORIZED', requestId);
+  if (!token) return gatewayError('UNAUTHORIZED', requestId, origin);
   let auth: APIGatewayAuthorizerResult;
   try {
     auth = await invoke(authorizer.handler, {
@@ -43,10 +49,10 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
       methodArn: `arn:aws:execute-api:local:000000000000:${api}/prod/${match.route.method}${match.route.path}`,
     });
   } catch {
-    return gatewayError('UNAUTHORIZED', requestId);
+    return gatewayError('UNAUTHORIZED', requestId, origin);
   }
   // An explicit Deny anywhere in the policy wins, as in API Gateway.
-  if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId);
+  if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId, origin);
   return invoke(
     match.route.handler,
     {
@@ -72,8 +78,9 @@ function proxyEvent(api: ApiName, request: HttpRequest, url: URL, path: string, 
     headers[name] = values.join(',');
     multiValueHeaders[name] = values;
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  // Null-prototype maps: a parameter named __proto__ stays a parameter, as in the JSON event Lambda receives.
+  const query: Record<string, string> = Object.create(null);
+  const multiQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of url.searchParams) {
     query[name] = value; // API Gateway keeps the last value of a repeated parameter
     (multiQuery[name] ??= []).push(value);

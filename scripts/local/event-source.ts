@@ -22,7 +22,7 @@ export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: strin
   // Like the event source mapping, up to maxConcurrency batches are in flight at once.
   const poll = async () => {
     while (running) {
-      let messages: Message[] = [];
+      let messages: Message[];
       try {
         const out = await sqs.send(
           new ReceiveMessageCommand({

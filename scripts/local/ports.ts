@@ -18,8 +18,16 @@ export async function waitFor(check: () => Promise<unknown>, what: string, timeo
       await check();
       return;
     } catch (error) {
-      if (Date.now() > until) throw new Error(`${what} did not become ready within ${timeoutMs} ms: ${(error as Error).message}`);
+      if (Date.now() > until) throw new Error(`${what} did not become ready within ${timeoutMs} ms: ${(error as Error).message}`, { cause: error });
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 }
+
+/** Whether something already listens on this port (on loopback, where the local stack serves). */
+export const portInUse = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(true));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(false)));
+  });

@@ -18,7 +18,6 @@ import { cancellationCodes, isConditionFailure } from '#shared/data/errors';
 import { newNumericIds } from '#shared/data/numeric-ids';
 import { outboxPut, type OutboxItem } from '#shared/data/outbox';
 import type { ValidationResult } from '#shared/email/result';
-import { nowSeconds } from '#shared/util/ids';
 
 export type EmailStatus = 'pending' | 'processing' | 'completed' | 'error';
 

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, putNew, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
-import { nowSeconds } from '#shared/util/ids';
+import { newId, nowSeconds } from '#shared/util/ids';
 
 export interface Principal {
   accountId: string;
@@ -18,15 +18,74 @@ export const generateToken = () => `tok_${randomBytes(32).toString('base64url')}
 export const TOKEN_PATTERN = /^tok_[A-Za-z0-9_-]{43}$/;
 
 export async function issueToken(principal: Principal): Promise<string> {
+  return (await issueTokenWithId(principal)).token;
+}
+
+/** The token, shown once, and its id: what the admin command line lists and revokes it by. */
+export async function issueTokenWithId(principal: Principal): Promise<{ token: string; id: string }> {
   const token = generateToken();
+  const id = newId('tkn');
   await putNew({
     ...keys.token(hashToken(token)),
+    ...keys.tokenIndexes(principal.accountId, id),
     type: 'token',
+    token_id: id,
     account_id: principal.accountId,
     contact_id: principal.contactId,
     created_at: nowSeconds(),
   });
-  return token;
+  return { token, id };
+}
+
+/** What may be shown about a token: never the token, nor its hash. */
+export interface TokenInfo {
+  id: string;
+  contact_id: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+const tokenInfo = (item: Record<string, unknown>): TokenInfo => ({
+  id: item.token_id as string,
+  contact_id: item.contact_id as string,
+  created_at: item.created_at as number,
+  revoked_at: (item.revoked_at as number | undefined) ?? null,
+});
+
+/** An account's tokens, oldest first (tokens issued before ids existed have none and are not listed). */
+export async function listTokens(accountId: string, limit = 1000): Promise<TokenInfo[]> {
+  const tokens: TokenInfo[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.tokensPartition(accountId) },
+        Limit: limit - tokens.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    tokens.push(...(out.Items ?? []).map(tokenInfo));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey && tokens.length < limit);
+  return tokens;
+}
+
+/** Revokes the token with this id; false when there is none. */
+export async function revokeTokenById(tokenId: string): Promise<boolean> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.tokenIdPartition(tokenId) },
+      Limit: 1,
+    }),
+  );
+  const item = out.Items?.[0];
+  return item ? revokeHashed(item.pk as string) : false;
 }
 
 export async function findPrincipal(token: string): Promise<Principal | undefined> {
@@ -40,12 +99,14 @@ export async function findPrincipal(token: string): Promise<Principal | undefine
 }
 
 /** Returns false when no such token was ever issued. */
-export async function revokeToken(token: string): Promise<boolean> {
+export const revokeToken = (token: string): Promise<boolean> => revokeHashed(keys.token(hashToken(token)).pk);
+
+async function revokeHashed(pk: string): Promise<boolean> {
   try {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.token(hashToken(token)),
+        Key: { pk, sk: keys.token('').sk },
         UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':now': nowSeconds() },

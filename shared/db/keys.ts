@@ -32,6 +32,15 @@ export const keys = {
   group: (accountId: string, groupId: string) => ({ pk: acc(accountId), sk: `GROUP#${groupId}` }),
   /** Looked up by hash alone: the bearer token is the only thing a request brings. */
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** gsi1: an account's tokens by id (creation order), for the admin list; gsi2: one token by its id, to revoke it. */
+  tokenIndexes: (accountId: string, tokenId: string) => ({
+    gsi1pk: `${acc(accountId)}#TOKENS`,
+    gsi1sk: tokenId,
+    gsi2pk: `TOKENID#${tokenId}`,
+    gsi2sk: 'TOKEN',
+  }),
+  tokensPartition: (accountId: string) => `${acc(accountId)}#TOKENS`,
+  tokenIdPartition: (tokenId: string) => `TOKENID#${tokenId}`,
 
   /** Conversations and the messages in them belong to one user: the token's contact (see ownerOf). */
   conversation: (owner: Owner, conversationId: string) => ({ pk: conversationPk(owner, conversationId), sk: 'CONV' }),

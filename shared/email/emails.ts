@@ -1,6 +1,7 @@
 import type { Principal } from '#shared/data/tokens';
 import { getEmailList } from '#shared/data/email-lists';
-import { deleteEmail, finishEmail, getEmail, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { collectionKey, deleteEmail, finishEmail, getEmail, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { readCollection, totalPages, type Key } from '#shared/data/collections';
 import { invalid, notFound } from '#shared/errors';
 import { classifyEntries, mergeEntries } from '#shared/email/batch';
 import { validateEmail } from '#shared/email/validator/index';
@@ -49,7 +50,7 @@ export async function visibleEmail(who: Principal, id: number): Promise<EmailRec
 
 export async function listStandaloneEmails(who: Principal, page: number) {
   const result = await listEmailsPage(who.accountId, { kind: 'account' }, page);
-  if (!result || result === 'missing') throw pageOutOfRange(page);
+  if (!result || result === 'missing') throw pageOutOfRange(page, await lastPageOf(collectionKey(who.accountId, { kind: 'account' })));
   return result;
 }
 
@@ -58,5 +59,8 @@ export async function removeEmail(who: Principal, id: number): Promise<void> {
   if (!(await deleteEmail(who.accountId, id))) throw notFound('email', String(id), 'id');
 }
 
-export const pageOutOfRange = (page: number) =>
-  invalid(`page ${page} does not exist; pages start at 1 and end at totalPages`, 'page', 'page_out_of_range');
+export const pageOutOfRange = (page: number, lastPage: number) =>
+  invalid(`page ${page} does not exist; the pages are 1 to ${lastPage}`, 'page', 'page_out_of_range');
+
+/** The last page of a collection, read again only on this error path so the listing's reads stay as they are. */
+export const lastPageOf = async (key: Key) => totalPages((await readCollection(key)).memberCount);

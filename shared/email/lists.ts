@@ -1,10 +1,10 @@
 import type { Principal } from '#shared/data/tokens';
 import { createEmailList, deleteEmailList, getEmailList, listEmailLists, toEmailList } from '#shared/data/email-lists';
 import { emailKeys } from '#shared/db/keys';
-import { ListGoneError, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { collectionKey, ListGoneError, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { classifyEntries, mergeEntries, rejectedEntry } from '#shared/email/batch';
-import { pageOutOfRange } from '#shared/email/emails';
+import { lastPageOf, pageOutOfRange } from '#shared/email/emails';
 import { settleOutboxes } from '#shared/email/work';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
@@ -27,14 +27,14 @@ export async function getList(who: Principal, id: number) {
 
 export async function listLists(who: Principal, page: number) {
   const result = await listEmailLists(who.accountId, page);
-  if (!result) throw pageOutOfRange(page);
+  if (!result) throw pageOutOfRange(page, await lastPageOf(emailKeys.accountLists(who.accountId)));
   return result;
 }
 
 export async function listListEmails(who: Principal, id: number, page: number) {
   const result = await listEmailsPage(who.accountId, { kind: 'list', listId: id }, page);
   if (result === 'missing') throw notFound('email list', String(id), 'id');
-  if (!result) throw pageOutOfRange(page);
+  if (!result) throw pageOutOfRange(page, await lastPageOf(collectionKey(who.accountId, { kind: 'list', listId: id })));
   return result;
 }
 

@@ -37,7 +37,20 @@ export const presentEmailList = (l: EmailList) => ({
   email_count: l.email_count,
   rejected_count: l.rejected_count,
   status: listStatus(l),
+  progress: listProgress(l),
 });
 
 /** A batch's entry: the email object, or the rejected entry as it is. */
 export const presentEntry = (entry: Entry) => ('error' in entry ? entry : presentEmail(entry));
+
+/**
+ * The list's emails by where they stand, from the counters kept with them:
+ * `pending` (waiting for or under validation), `insufficient_credits` (held
+ * until credits are added) and `finished` (completed or error); the three
+ * add up to `email_count`.
+ */
+export function listProgress(l: EmailList) {
+  const pending = Math.max(0, l.pending_count);
+  const held = Math.max(0, l.awaiting_count);
+  return { pending, insufficient_credits: held, finished: Math.max(0, l.email_count - pending - held) };
+}

@@ -30,6 +30,36 @@ export function depthExceeds(value: unknown, max: number): boolean {
   return false;
 }
 
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * A parameter name that would reach an object's prototype (`__proto__[x]`,
+ * `a[constructor]`). The form parser drops such keys silently; they are
+ * refused as unknown parameters instead, like any other name no endpoint takes.
+ */
+export function prototypeKeyIn(names: Iterable<string>): string | undefined {
+  for (const name of names) if (name.split(/[[\]]+/).some((segment) => PROTOTYPE_KEYS.has(segment))) return name;
+  return undefined;
+}
+
+/** The same for a parsed JSON body (own keys, at any depth), named the way a form client would write it. */
+function prototypeKeyInJson(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length) {
+    const [node, path] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    for (const [key, child] of Object.entries(node)) {
+      const name = path === '' ? key : `${path}[${key}]`;
+      if (PROTOTYPE_KEYS.has(key)) return name;
+      stack.push([child, name]);
+    }
+  }
+  return undefined;
+}
+
+export const unknownParameter = (name: string, where: 'body' | 'query') =>
+  badRequest(`Unknown ${where === 'query' ? 'query ' : ''}parameter: ${name}`, name, 'parameter_unknown');
+
 export function parseBody(
   raw: string | null | undefined,
   isBase64: boolean,
@@ -57,9 +87,13 @@ export function parseBody(
     if (depthExceeds(parsed, MAX_JSON_DEPTH)) {
       throw badRequest(`Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep`, undefined, 'invalid_json');
     }
+    const forbidden = prototypeKeyInJson(parsed);
+    if (forbidden !== undefined) throw unknownParameter(forbidden, 'body');
     return parsed as Record<string, unknown>;
   }
   if (media === 'application/x-www-form-urlencoded' && accepted.includes('form')) {
+    const forbidden = prototypeKeyIn(new URLSearchParams(text).keys());
+    if (forbidden !== undefined) throw unknownParameter(forbidden, 'body');
     return parseForm(text) as Record<string, unknown>;
   }
   const names = accepted.map((m) => (m === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'));

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { gatewayCorsHeaders } from '#shared/http/cors';
 
 /**
  * Errors API Gateway itself answers (before any handler runs), in the
@@ -57,11 +58,11 @@ export const gatewayResponseBody = (type: GatewayResponseType) => {
   return { error: { type: errorType, code, message } };
 };
 
-export function gatewayError(type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE', requestId: string): APIGatewayProxyResult {
+export function gatewayError(type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE', requestId: string, origin?: string): APIGatewayProxyResult {
   const definition = gatewayResponses[type];
   return {
     statusCode: definition.statusCode,
-    headers: { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...definition.headers },
+    headers: { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...definition.headers, ...gatewayCorsHeaders(origin) },
     body: JSON.stringify(gatewayResponseBody(type)),
   };
 }

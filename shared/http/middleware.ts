@@ -2,7 +2,8 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { findPrincipal, type Principal } from '#shared/data/tokens';
-import { parseBody, type MediaType } from '#shared/http/body';
+import { corsHeaders } from '#shared/http/cors';
+import { parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
 import { validate } from '#shared/http/validation';
 import { asApiError, internal, unauthorized } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
@@ -31,17 +32,20 @@ export const requestContext = (): Middleware => ({
       path: request.event.path,
     });
   },
-  after: (request) => {
-    const response = request.response!;
-    response.headers = { ...response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
-    logger.info('request completed', { status: response.statusCode });
-  },
-  onError: (request) => {
-    const response = request.response!;
-    response.headers = { ...response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
-    logger.info('request completed', { status: response.statusCode });
-  },
+  after: (request) => completed(request),
+  onError: (request) => completed(request),
 });
+
+/** Headers every response gets, success or error: its request id, and CORS when configured. */
+function completed(request: middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>) {
+  const response = request.response!;
+  response.headers = {
+    ...response.headers,
+    ...corsHeaders(header(request.event, 'origin')),
+    'X-Request-Id': requestIdOf(request.event, request.context),
+  };
+  logger.info('request completed', { status: response.statusCode });
+}
 
 /** Maps typed errors to the contract's envelope; anything unexpected is logged and hidden. */
 export const errorEnvelope = (): Middleware => ({
@@ -97,6 +101,9 @@ export const parseInput = (spec: {
   before: (request) => {
     const { event } = request;
     const raw = parseBody(event.body, event.isBase64Encoded, header(event, 'content-type'), spec.media);
+    const queryNames = [...Object.keys(event.queryStringParameters ?? {}), ...Object.keys(event.multiValueQueryStringParameters ?? {})];
+    const forbidden = prototypeKeyIn(queryNames);
+    if (forbidden !== undefined) throw unknownParameter(forbidden, 'query');
     (request.context as AuthedContext).input = {
       body: validate(spec.body, raw, 'body'),
       query: validate(spec.query, event.queryStringParameters ?? {}, 'query'),

@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 /** Time-sortable ids: lexical order of the body equals creation order. */
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'acct' | 'ct' | 'grp' | 'conv' | 'msg' | 'att';
+export type IdPrefix = 'acct' | 'ct' | 'grp' | 'conv' | 'msg' | 'att' | 'tkn';
 
 export const newId = (prefix: IdPrefix, now = Date.now()): string => `${prefix}_${ulid(now)}`;
 

@@ -65,7 +65,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(gmail).toMatchObject({ is_free: true, is_alias: true, canonical_email: 'joe@gmail.com', mx_record_count: 1 });
       expect(role).toMatchObject({ is_username_generic: true, is_alias: false, is_subdomain: false });
       expect(sub).toMatchObject({ is_subdomain: true, is_valid: false });
-      // The README's score table: a role account and an alias each lose their weight; a perfect address scores 100.
+      // The score table of docs/email-validation.md: a role account and an alias each lose their weight; a perfect address scores 100.
       const weight = (signal: string) => SCORE_WEIGHTS.find((w) => w.signal === signal)!.points;
       expect(person.score).toBe(100);
       expect(role.score).toBe(100 - weight('not_role_account'));
@@ -173,6 +173,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
         email_count: 0,
         rejected_count: 0,
         status: 'completed',
+        progress: { pending: 0, insufficient_credits: 0, finished: 0 },
       });
       expect(await getList(res.body.id)).toEqual(res.body);
     });
@@ -187,6 +188,9 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       const res = await addToList(l.id, ['a@example.com', 'b@example.com', 'A@example.com', 'nope', 'c@aonly.test']);
       expect(res.status).toBe(200);
       expect(res.body.emailList).toMatchObject({ id: l.id, email_count: 3, rejected_count: 2, status: 'processing' });
+      const { pending, finished } = res.body.emailList.progress;
+      expect(pending).toBeGreaterThan(0);
+      expect(pending + finished).toBe(3);
       expect(res.body.emails[2]).toEqual({ email: 'A@example.com', error: 'duplicate' });
       expect(res.body.emails[3]).toMatchObject({ email: 'nope', error: expect.any(String) });
       expect(res.body.emails[0]).toMatchObject({ email_list_id: l.id, status: 'pending' });
@@ -195,7 +199,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
         const current = await getList(l.id);
         return current.status === 'completed' && current;
       });
-      expect(done).toMatchObject({ email_count: 3, rejected_count: 2 });
+      expect(done).toMatchObject({ email_count: 3, rejected_count: 2, progress: { pending: 0, insufficient_credits: 0, finished: 3 } });
       const emails = await api.call('GET', `/api/v1/emailList/${l.id}/emails`, as(t));
       expect(emails.body.emails.map((e: { status: string }) => e.status)).toEqual(['completed', 'completed', 'completed']);
       expect(emails.body.emails[0]).toMatchObject({ is_valid: true, mx_record_count: 2, email_list_id: l.id });

@@ -47,17 +47,22 @@ interface Started {
   proc: ChildProcess;
   vars: Record<string, string>;
   dynamoPort: number;
+  ports: Record<'CHAT_PORT' | 'EMAIL_PORT' | 'DYNAMODB_PORT' | 'SQS_PORT', number>;
   /** npx's exit: a code, or the signal that ended it (Ctrl-C ends npm itself by SIGINT). */
   exited: Promise<string>;
   output: () => string;
 }
 
-/** `npm start` in its own process group, as a terminal would run it; resolves once it prints the demo credentials. */
-async function startStack(args: string[] = []): Promise<Started> {
+/**
+ * `npm start` in its own process group, as a terminal would run it; resolves once it prints the demo credentials.
+ * By default start.ts under tsx; `viaNpm` runs the real `npm start` (npm, its shell, node).
+ */
+async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {}): Promise<Started> {
   const ports = new Set<number>();
   while (ports.size < 4) ports.add(await freePort());
   const [chatPort, dynamoPort, sqsPort, emailPort] = [...ports] as [number, number, number, number];
-  const proc = spawn('npx', ['tsx', 'scripts/start.ts', ...args], {
+  const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : ['npx', ['tsx', 'scripts/start.ts', ...args]];
+  const proc = spawn(command, commandArgs, {
     cwd: ROOT,
     env: childEnv({
       CHAT_PORT: String(chatPort),
@@ -89,7 +94,7 @@ async function startStack(args: string[] = []): Promise<Started> {
   ).catch((error: Error) => {
     throw new Error(`${error.message}\n${output()}`);
   });
-  return { proc, vars, dynamoPort, exited, output };
+  return { proc, vars, dynamoPort, ports: { CHAT_PORT: chatPort, EMAIL_PORT: emailPort, DYNAMODB_PORT: dynamoPort, SQS_PORT: sqsPort }, exited, output };
 }
 
 /** Kills a process group we started (its leader is `proc`), Java included; quiet when it is already gone. */
@@ -136,7 +141,7 @@ const groupAlive = (pgid: number) => {
 };
 
 /** Every process of the stack's group (npx, tsx, start.ts, Java) is gone within the time limit, and so is the runtime file. */
-async function expectStopped(stack: Started) {
+async function expectStopped(stack: Started, endings = ['0', 'SIGINT']) {
   const gone = async () => {
     const how = await stack.exited;
     while (groupAlive(stack.proc.pid!)) await new Promise((r) => setTimeout(r, 100));
@@ -146,7 +151,7 @@ async function expectStopped(stack: Started) {
     const left = psLines().filter((line) => line.split(/\s+/)[1] === String(stack.proc.pid));
     throw new Error(`${error.message}; still running:\n${left.join('\n')}\n${stack.output()}`);
   });
-  expect(['0', 'SIGINT']).toContain(how);
+  expect(endings).toContain(how);
   stackGroups.delete(stack.proc);
   expect(dynamoJavaPids(stack.dynamoPort)).toEqual([]);
   expect(await listening(stack.dynamoPort)).toBe(false);
@@ -273,11 +278,37 @@ describe('npm start and the admin command line', () => {
     const credits = await admin('credits', 'add', '--account', accountId, '--amount', '7');
     expect(credits).toMatchObject({ code: 0, json: { credits: 12 } });
 
-    const revoked = await admin('token', 'revoke', '--token', token.json.token);
-    expect(revoked).toMatchObject({ code: 0, json: { revoked: true } });
+    // Listed by id, contact and time, never the token itself; revoked by id.
+    const listed = await admin('token', 'list', '--account', accountId);
+    expect(listed.code).toBe(0);
+    expect(listed.json.tokens).toEqual([{ id: token.json.token_id, contact_id: contactId, created_at: expect.any(Number), revoked_at: null }]);
+    expect(JSON.stringify(listed.json)).not.toContain(token.json.token);
+    const revoked = await admin('token', 'revoke', '--id', token.json.token_id);
+    expect(revoked).toMatchObject({ code: 0, json: { revoked: true, token_id: token.json.token_id } });
+    const [again, unknownId] = await Promise.all([
+      admin('token', 'list', '--account', accountId),
+      admin('token', 'revoke', '--id', 'tkn_01J00000000000000000000000'),
+    ]);
+    expect(again.json.tokens[0].revoked_at).toEqual(expect.any(Number));
+    expect(unknownId.code).toBe(1);
     const denied = await call(base, 'GET', '/v1/conversations', token.json.token);
     expect(denied.status).toBe(401);
     expect(denied.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+  });
+
+  it('prints its usage for help, and exits 0', async () => {
+    for (const args of [['help'], ['--help']]) {
+      const proc = spawn('npx', ['tsx', 'scripts/admin.ts', ...args], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      adminProcs.add(proc);
+      let stdout = '';
+      proc.stdout!.on('data', (chunk) => (stdout += chunk));
+      const code = await new Promise<number | null>((resolve) => proc.once('close', resolve));
+      adminProcs.delete(proc);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^usage: npm run -s admin/);
+      expect(stdout).toContain('token list');
+      expect(stdout).not.toContain('"error"');
+    }
   });
 
   it('stops on Ctrl-C, taking DynamoDB Local with it', async () => {
@@ -297,9 +328,9 @@ describe('npm start and the admin command line', () => {
     expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([conversationId]);
     expect(dynamoJavaPids(second.dynamoPort)).toHaveLength(1);
 
-    // Only start.ts itself is signalled here: its own shutdown must stop Java.
+    // Only start.ts itself is signalled here, as a closed terminal does (SIGHUP): its own shutdown must stop Java.
     const { pid } = JSON.parse(readFileSync(join(localDir, 'runtime.json'), 'utf8')) as { pid: number };
-    process.kill(pid, 'SIGINT');
+    process.kill(pid, 'SIGHUP');
     await expectStopped(second);
 
     const noTarget = await admin('account', 'create', '--name', 'Late');
@@ -345,6 +376,40 @@ describe('npm start and the admin command line', () => {
 
       process.kill(-after.proc.pid!, 'SIGINT');
       await expectStopped(after);
+    },
+  );
+
+  it(
+    'npm start: writes the values to source, says in one line that a port is taken, and stops entirely on SIGTERM to npm alone',
+    { timeout: READY_TIMEOUT_MS + 40_000 },
+    async () => {
+      const stack = await startStack([], { viaNpm: true });
+      const sourced = execFileSync('bash', ['-c', `source ${join(localDir, 'env')} && env`], { encoding: 'utf8' });
+      for (const [name, value] of Object.entries(stack.vars)) expect(sourced).toContain(`${name}=${value}`);
+
+      // A second start on the same ports: one line naming the port and its variable, nothing started.
+      for (const name of ['CHAT_PORT', 'DYNAMODB_PORT'] as const) {
+        const others: Record<string, string> = {};
+        for (const other of Object.keys(stack.ports)) if (other !== name) others[other] = String(await freePort());
+        const second = spawn('npx', ['tsx', 'scripts/start.ts'], {
+          cwd: ROOT,
+          env: childEnv({ ...others, [name]: String(stack.ports[name]) }),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        adminProcs.add(second);
+        let stderr = '';
+        second.stderr!.on('data', (chunk) => (stderr += chunk));
+        const code = await new Promise<number | null>((resolve) => second.once('close', resolve));
+        adminProcs.delete(second);
+        expect(code).toBe(1);
+        // npx's own configuration warnings, if the machine has any, are not ours.
+        const lines = stderr.trim().split('\n').filter((line) => !line.startsWith('npm warn'));
+        expect(lines).toEqual([expect.stringMatching(new RegExp(`^npm start: port ${stack.ports[name]} \\(${name}\\) is already in use`))]);
+      }
+
+      // An IDE's stop button: SIGTERM to the npm process only, not its group.
+      process.kill(stack.proc.pid!, 'SIGTERM');
+      await expectStopped(stack, ['SIGTERM', '143', '0']);
     },
   );
 });

@@ -296,7 +296,7 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
 
   it('finds no unacknowledged error in the stack as deployed by default, or with the options that add resources', () => {
     expect(nagErrors({})).toEqual([]);
-    expect(nagErrors({ alarmEmail: 'ops@example.com', SMTP_PROBE: 'tcp', apiThrottleRate: '50' })).toEqual([]);
+    expect(nagErrors({ alarmEmail: 'ops@example.com', SMTP_PROBE: 'tcp', apiThrottleRate: '50', CORS_ORIGINS: 'https://app.example.com,https://admin.example.com' })).toEqual([]);
   });
 
   it('fails the synth on a finding nobody acknowledged', () => {

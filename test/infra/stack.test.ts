@@ -14,7 +14,10 @@ const apiNames = [...new Set(routes.map((r) => r.api))];
 const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase());
 const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 const apiOf = (name: ApiName) => stack.apis.get(name)!;
-const resources = (type: string) => template.findResources(type) as Record<string, { Properties: any }>;
+// CloudFormation JSON, read by assertions: `any` keeps them short.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Cfn = any;
+const resources = (type: string) => template.findResources(type) as Record<string, { Properties: Cfn }>;
 
 /** Resource logical id -> path, rebuilt from the template's ParentId chain. */
 function resourcePaths(): Map<string, string> {
@@ -38,7 +41,7 @@ interface MethodRow {
   httpMethod: string;
   authorizationType: string;
   authorizerId?: string;
-  integration: any;
+  integration: Cfn;
 }
 function methods(): MethodRow[] {
   const paths = resourcePaths();
@@ -55,9 +58,9 @@ function methods(): MethodRow[] {
 function policyActions(fn: IFunction): string[] {
   const role = logicalId(fn.role!);
   return Object.values(resources('AWS::IAM::Policy'))
-    .filter(({ Properties: p }) => p.Roles.some((r: any) => r.Ref === role))
+    .filter(({ Properties: p }) => p.Roles.some((r: Cfn) => r.Ref === role))
     .flatMap(({ Properties: p }) => p.PolicyDocument.Statement)
-    .flatMap((s: any) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+    .flatMap((s: Cfn) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
 }
 
 /** sqs action -> logical ids of the queues it is allowed on (statements may be merged by minimizePolicies). */
@@ -65,11 +68,11 @@ function sqsGrants(fn: IFunction): Map<string, Set<string>> {
   const role = logicalId(fn.role!);
   const grants = new Map<string, Set<string>>();
   const statements = Object.values(resources('AWS::IAM::Policy'))
-    .filter(({ Properties: p }) => p.Roles.some((r: any) => r.Ref === role))
+    .filter(({ Properties: p }) => p.Roles.some((r: Cfn) => r.Ref === role))
     .flatMap(({ Properties: p }) => p.PolicyDocument.Statement);
   for (const s of statements) {
     const actions: string[] = Array.isArray(s.Action) ? s.Action : [s.Action];
-    const targets: any[] = Array.isArray(s.Resource) ? s.Resource : [s.Resource];
+    const targets: Cfn[] = Array.isArray(s.Resource) ? s.Resource : [s.Resource];
     for (const a of actions.filter((x) => x.startsWith('sqs:'))) {
       const set = grants.get(a) ?? new Set<string>();
       for (const t of targets) set.add(t['Fn::GetAtt']?.[0] ?? JSON.stringify(t));
@@ -363,11 +366,11 @@ describe('REST APIs', () => {
 
 describe('gateway responses', () => {
   const byType = () => {
-    const out: Record<string, any> = {};
+    const out: Record<string, Cfn> = {};
     for (const { Properties: p } of Object.values(resources('AWS::ApiGateway::GatewayResponse'))) out[p.ResponseType] = p;
     return out;
   };
-  const body = (p: any) =>
+  const body = (p: Cfn) =>
     JSON.parse(p.ResponseTemplates['application/json'].replaceAll('$context.error.messageString', '"x"'));
 
   it('answers authorizer failures with 401, WWW-Authenticate and the error envelope', () => {

@@ -150,6 +150,7 @@ describe('email validation worker', () => {
     const list = await newList(tenant);
     const res = await add(list.id, ['c1@example.com', 'c2@example.com', 'c3@example.com'], tenant);
     expect(res.body.emailList.status).toBe('insufficient_credits');
+    expect(res.body.emailList.progress).toEqual({ pending: 0, insufficient_credits: 3, finished: 0 });
     expect(res.body.emails.every((e: { status: string }) => e.status === 'pending')).toBe(true);
     await new Promise((r) => setTimeout(r, 1500));
     expect(listStatus((await internals(list.id, tenant))!)).toBe('insufficient_credits');

@@ -92,6 +92,7 @@ const emailList = (overrides: Record<string, unknown> = {}) => ({
   email_count: 3,
   rejected_count: 2,
   status: 'processing',
+  progress: { pending: 2, insufficient_credits: 0, finished: 1 },
   ...overrides,
 });
 

@@ -31,6 +31,7 @@ const STRICT: ToASCIIOptions = {
 
 /** The characters UTS #46 maps to a label separator. */
 const DOTS = /[.\u3002\uff0e\uff61]/;
+// eslint-disable-next-line no-control-regex -- the ASCII range, NUL included, is the point
 const NON_ASCII = /[^\x00-\x7f]/;
 const LDH = /^[a-z0-9-]*$/;
 

@@ -9,7 +9,7 @@ import { TtlCache } from './ttl-cache.ts';
  * Whether a domain accepts mail and how many of its mail hosts are reachable:
  * the network half of a validation, shared by every address on the domain.
  *
- * Decisions (also in the README):
+ * Decisions (also in docs/email-validation.md):
  * - Null MX (RFC 7505, `MX 0 .`): the domain says it accepts no mail. Its
  *   record is still counted (`mx_record_count` 1), is never connectable, and
  *   the domain does not accept mail. A null MX mixed with real MX records is
