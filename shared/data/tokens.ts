@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, putNew, tableName } from '#shared/db/client';
+import * as z from 'zod';
+import { update } from '#shared/db/expression';
+import { conditionHeld, getItem, putNew, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { nowSeconds } from '#shared/util/ids';
 
@@ -20,7 +21,7 @@ export const TOKEN_PATTERN = /^tok_[A-Za-z0-9_-]{43}$/;
 export async function issueToken(principal: Principal): Promise<string> {
   const token = generateToken();
   await putNew({
-    ...keys.token(hashToken(token)),
+    ...keys.token.key({ token_hash: hashToken(token) }),
     type: 'token',
     account_id: principal.accountId,
     contact_id: principal.contactId,
@@ -29,31 +30,20 @@ export async function issueToken(principal: Principal): Promise<string> {
   return token;
 }
 
+const tokenItem = z.object({ account_id: z.string(), contact_id: z.string(), revoked_at: z.number().optional() });
+
 export async function findPrincipal(token: string): Promise<Principal | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
   // Consistent, so a revoked token stops working on the very next request.
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }),
-  );
-  if (!out.Item || out.Item.revoked_at !== undefined) return undefined;
-  return { accountId: out.Item.account_id as string, contactId: out.Item.contact_id as string };
+  const item = await getItem(keys.token.key({ token_hash: hashToken(token) }), true);
+  if (!item) return undefined;
+  const stored = tokenItem.parse(item);
+  if (stored.revoked_at !== undefined) return undefined;
+  return { accountId: stored.account_id, contactId: stored.contact_id };
 }
 
 /** Returns false when no such token was ever issued. */
 export async function revokeToken(token: string): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.token(hashToken(token)),
-        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': nowSeconds() },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-    throw error;
-  }
+  const changes = update().set`revoked_at = if_not_exists(revoked_at, ${nowSeconds()})`.when`attribute_exists(pk)`;
+  return conditionHeld(updateItem(keys.token.key({ token_hash: hashToken(token) }), changes));
 }

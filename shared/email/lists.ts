@@ -1,7 +1,6 @@
 import type { Principal } from '#shared/data/tokens';
 import { createEmailList, deleteEmailList, getEmailList, listEmailLists, toEmailList } from '#shared/data/email-lists';
-import { emailKeys } from '#shared/db/keys';
-import { ListGoneError, listEmailsPage, storeEmails } from '#shared/data/emails';
+import { ListGoneError, collectionKey, listEmailsPage, storeEmails } from '#shared/data/emails';
 import { notFound } from '#shared/http/errors';
 import { classifyEntries } from '#shared/email/batch';
 import { mergeEntries, pageOutOfRange } from '#shared/email/emails';
@@ -64,7 +63,7 @@ export async function addToList(who: Principal, id: number | undefined, entries:
     else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
   }
   for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
-  const key = emailKeys.list(who.accountId, id);
+  const key = collectionKey(who.accountId, { kind: 'list', listId: id });
   let item: Record<string, unknown> | 'gone' | undefined;
   try {
     item = await settleOutboxes(key, true, chunks.map((c) => c.outbox));
