@@ -65,28 +65,25 @@ export const condition = (...parts: Parts) => new Condition().when(...parts);
 export class Update extends Condition {
   private readonly clauses = { SET: [] as string[], REMOVE: [] as string[], ADD: [] as string[], DELETE: [] as string[] };
 
-  set(...[strings, ...args]: Parts): this {
-    this.clauses.SET.push(this.render(strings, args));
-    return this;
+  set(...parts: Parts): this {
+    return this.clause('SET', parts);
   }
 
-  remove(...[strings, ...args]: Parts): this {
-    this.clauses.REMOVE.push(this.render(strings, args));
-    return this;
+  remove(...parts: Parts): this {
+    return this.clause('REMOVE', parts);
   }
 
-  add(...[strings, ...args]: Parts): this {
-    this.clauses.ADD.push(this.render(strings, args));
-    return this;
+  add(...parts: Parts): this {
+    return this.clause('ADD', parts);
   }
 
-  delete(...[strings, ...args]: Parts): this {
-    this.clauses.DELETE.push(this.render(strings, args));
-    return this;
+  delete(...parts: Parts): this {
+    return this.clause('DELETE', parts);
   }
 
-  get isEmpty(): boolean {
-    return Object.values(this.clauses).every((c) => c.length === 0);
+  private clause(verb: keyof Update['clauses'], [strings, ...args]: Parts): this {
+    this.clauses[verb].push(this.render(strings, args));
+    return this;
   }
 
   override input(): ExpressionInput & { UpdateExpression: string } {
