@@ -9,8 +9,8 @@ import type { IndexName } from '#shared/db/table-definition';
  * Numbers in a sort key are zero-padded to SORTABLE_DIGITS so they sort as
  * strings; in a partition key they are written in decimal.
  */
-export const SORTABLE_DIGITS = 15;
-export const pad = (n: number) => String(n).padStart(SORTABLE_DIGITS, '0');
+const SORTABLE_DIGITS = 15;
+const pad = (n: number) => String(n).padStart(SORTABLE_DIGITS, '0');
 
 type Placeholders<T extends string> = T extends `${string}<${infer P}>${infer Rest}` ? P | Placeholders<Rest> : never;
 type Values<T extends string> = { [P in Placeholders<T>]: string | number };
@@ -46,8 +46,6 @@ export function tableKey<PK extends string, SK extends string>(pk: PK, sk: SK, f
   };
 }
 
-export type TableKey = ReturnType<typeof tableKey>;
-
 /** An entry in a GSI: the attributes an item carries to be in it, and the partition a query reads. */
 export function indexKey<I extends IndexName, PK extends string, SK extends string>(index: I, pk: PK, sk: SK, formats: Formats = {}) {
   return {
@@ -63,5 +61,3 @@ export function indexKey<I extends IndexName, PK extends string, SK extends stri
     sortKey: (...values: Args<SK>) => render(sk, values, true, formats),
   };
 }
-
-export type IndexKey = ReturnType<typeof indexKey>;

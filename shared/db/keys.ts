@@ -1,7 +1,5 @@
 import { indexKey, tableKey } from '#shared/db/key-template';
 
-export { pad } from '#shared/db/key-template';
-
 /**
  * The single-table key design, written once: each access pattern is one
  * declaration (see key-template.ts), the item's keys and the query's

@@ -1,7 +1,7 @@
 import { cancellationCodes } from '#shared/db/errors';
 
 /** Tries in all (the first and its retries) unless a caller says otherwise. */
-export const MAX_TRIES = 5;
+const MAX_TRIES = 5;
 
 /** Returned by an attempt whose condition failed on what it read: read again and retry. */
 export const AGAIN: unique symbol = Symbol('again');
