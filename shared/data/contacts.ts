@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { batchGet, txUpdate, type TransactItem } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
 import { getItem, putNew } from '#shared/db/items';
@@ -38,9 +38,9 @@ const contactItem = z.object({
   id: z.string(),
   account_id: z.string(),
   username: z.string(),
-  phone_number: z.string().nullable(),
-  avatar_url: z.string().nullable(),
-  last_active_at: z.number().nullable(),
+  phone_number: z.nullable(z.string()),
+  avatar_url: z.nullable(z.string()),
+  last_active_at: z.nullable(z.number()),
   created_at: z.number(),
 });
 

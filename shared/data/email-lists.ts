@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { namedParts, transactNamed, transactWrite, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
 import { condition, update } from '#shared/db/expression';
 import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
@@ -46,23 +46,24 @@ export function listStatus(list: EmailList): ListStatus {
   return 'completed';
 }
 
-const count = z.number().default(0);
+const count = z._default(z.number(), 0);
 
-const listItem = z
-  .object({
+const listItem = z.pipe(
+  z.object({
     id: z.number(),
     account_id: z.string(),
     name: z.string(),
-    description: z.string().nullable().default(null),
+    description: z._default(z.nullable(z.string()), null),
     member_count: count,
     rejected_count: count,
     pending_count: count,
     awaiting_count: count,
-    has_error: z.boolean().default(false),
+    has_error: z._default(z.boolean(), false),
     seq: z.number(),
     created_at: z.number(),
-  })
-  .transform(({ member_count, ...list }): EmailList => ({ ...list, email_count: Math.max(0, member_count) }));
+  }),
+  z.transform(({ member_count, ...list }): EmailList => ({ ...list, email_count: Math.max(0, member_count) })),
+);
 
 export const toEmailList = (item: Record<string, unknown>): EmailList => listItem.parse(item);
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { batchGet, batchPut, namedParts, transactNamed, txCheck, txDelete, txPut, txUpdate, type NamedItems, type TransactItem } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, getItem, query, updateItem } from '#shared/db/items';
@@ -41,12 +41,12 @@ const emailSchema = z.object({
   id: z.number(),
   account_id: z.string(),
   email: z.string(),
-  email_list_id: z.number().nullable().default(null),
+  email_list_id: z._default(z.nullable(z.number()), null),
   status: z.enum(['pending', 'processing', 'completed', 'error']),
-  awaiting: z.boolean().default(false),
+  awaiting: z._default(z.boolean(), false),
   seq: z.number(),
   // The validator's own shape (shared/email/result.ts), stored as it made it.
-  result: z.custom<Omit<ValidationResult, 'email'>>((value) => typeof value === 'object').nullable().default(null),
+  result: z._default(z.nullable(z.custom<Omit<ValidationResult, 'email'>>((value) => typeof value === 'object')), null),
   created_at: z.number(),
 });
 

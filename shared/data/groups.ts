@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { getItem, putNew } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, getItem, putItem, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -28,7 +28,7 @@ const key = (accountId: string, idempotencyKey: string) => keys.idempotency.key(
 const recordItem = z.object({
   status: z.enum(['in_progress', 'completed']),
   fingerprint: z.string(),
-  response: z.object({ statusCode: z.number(), body: z.string() }).optional(),
+  response: z.optional(z.object({ statusCode: z.number(), body: z.string() })),
 });
 
 /**

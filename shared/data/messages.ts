@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { batchGet, transactNamed, txDelete, txPut } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
@@ -58,9 +58,9 @@ const attachmentItem = z.object({
   id: z.string(),
   type: z.enum(['image', 'video', 'audio', 'file']),
   url: z.string(),
-  name: z.string().nullable(),
-  mime_type: z.string().nullable(),
-  size: z.number().nullable(),
+  name: z.nullable(z.string()),
+  mime_type: z.nullable(z.string()),
+  size: z.nullable(z.number()),
 });
 
 const messageSchema = z.object({
@@ -69,15 +69,12 @@ const messageSchema = z.object({
   conversation_id: z.string(),
   contact_id: z.string(),
   message: z.string(),
-  reactions: z
-    .record(z.string(), z.tuple([z.number()], z.string()))
-    .optional()
-    .transform((stored) => toReactions(stored)),
-  attachments: z.array(attachmentItem).default([]),
-  read_at: z.number().nullable().default(null),
+  reactions: z.pipe(z.optional(z.record(z.string(), z.tuple([z.number()], z.string()))), z.transform(toReactions)),
+  attachments: z._default(z.array(attachmentItem), []),
+  read_at: z._default(z.nullable(z.number()), null),
   created_at: z.number(),
-  updated_at: z.number().nullable().default(null),
-  extras_bytes: z.number().default(0),
+  updated_at: z._default(z.nullable(z.number()), null),
+  extras_bytes: z._default(z.number(), 0),
 });
 
 const toMessage = (item: Record<string, unknown>): Message => messageSchema.parse(item);

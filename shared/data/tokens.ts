@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { update } from '#shared/db/expression';
 import { conditionHeld, getItem, putNew, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -30,7 +30,7 @@ export async function issueToken(principal: Principal): Promise<string> {
   return token;
 }
 
-const tokenItem = z.object({ account_id: z.string(), contact_id: z.string(), revoked_at: z.number().optional() });
+const tokenItem = z.object({ account_id: z.string(), contact_id: z.string(), revoked_at: z.optional(z.number()) });
 
 export async function findPrincipal(token: string): Promise<Principal | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
