@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { TransactItems } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { emailKeys, pad } from '#shared/db/keys';
-import { isConditionFailure } from '#shared/data/errors';
+import { txUpdate, type TransactItems } from '#shared/db/batch';
+import { attr, condition, update, type Update } from '#shared/db/expression';
+import { conditionHeld, deleteItem, getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
+import { keys } from '#shared/db/keys';
 
 /**
  * Page-number pagination at constant cost, with items of bounded size.
@@ -28,7 +27,7 @@ export const BUCKET = 100;
 export const BUCKETS_PER_BLOCK = 100;
 export const BLOCK = BUCKET * BUCKETS_PER_BLOCK;
 
-export type Key = { pk: string; sk: string };
+export type { Key } from '#shared/db/items';
 
 /** Tokens of deltas applied but whose record may still exist; older ones are certainly settled. */
 const TOKEN_TTL_MS = 60 * 60_000;
@@ -42,8 +41,7 @@ export interface Collection {
 }
 
 export async function readCollection(key: Key): Promise<Collection> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-  return collectionOf(key, out.Item);
+  return collectionOf(key, await getItem(key, true));
 }
 
 const countsOf = (item: Record<string, unknown> | undefined, prefix: string) => {
@@ -70,22 +68,10 @@ export function collectionOf(key: Key, item: Record<string, unknown> | undefined
  * deleted list). Numbers a caller ends up not using are gaps, which cost nothing.
  */
 export async function reserveSeqs(key: Key, count: number, mustExist: boolean): Promise<number | undefined> {
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: key,
-        UpdateExpression: 'ADD next_seq :n',
-        ...(mustExist ? { ConditionExpression: 'attribute_exists(pk)' } : {}),
-        ExpressionAttributeValues: { ':n': count },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    return Number(out.Attributes!.next_seq) - count;
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+  const reserve = update().add`next_seq ${count}`;
+  if (mustExist) reserve.when`attribute_exists(pk)`;
+  const out = await unlessConditionFails(updateItem(key, reserve, 'UPDATED_NEW'));
+  return out ? Number(out.next_seq) - count : undefined;
 }
 
 /** What joining (or leaving) members change: counts per bucket, plus counters on the collection item. */
@@ -121,48 +107,15 @@ function byBlock(buckets: Record<string, number>): Map<number, Map<number, numbe
   return blocks;
 }
 
-/** Builds an `ADD` update from named numeric changes; placeholders are its own. */
-function addUpdate(
-  key: Key,
-  changes: [string, number][],
-  extra: { set?: Record<string, string>; ifAbsent?: Record<string, number>; token?: string[]; condition?: string },
-) {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const adds = changes
-    .filter(([, n]) => n !== 0)
-    .map(([attribute, n], i) => {
-      names[`#a${i}`] = attribute;
-      values[`:a${i}`] = n;
-      return `#a${i} :a${i}`;
-    });
-  const conditions = extra.condition ? [extra.condition] : [];
-  if (extra.token?.length) {
-    adds.push('applied :tokens');
-    values[':tokens'] = new Set(extra.token);
-    extra.token.forEach((t, i) => {
-      values[`:t${i}`] = t;
-      conditions.push(`NOT contains(applied, :t${i})`);
-    });
+/** An `ADD` of named numeric changes (zeros left out), applied once per token when tokens are given. */
+function addUpdate(changes: [string, number][], tokens: string[] = []): Update {
+  const write = update();
+  for (const [attribute, n] of changes) if (n !== 0) write.add`${attr(attribute)} ${n}`;
+  if (tokens.length) {
+    write.add`applied ${new Set(tokens)}`;
+    for (const token of tokens) write.when`NOT contains(applied, ${token})`;
   }
-  const sets = Object.entries(extra.set ?? {}).map(([attribute, value], i) => {
-    names[`#s${i}`] = attribute;
-    values[`:s${i}`] = value;
-    return `#s${i} = :s${i}`;
-  });
-  Object.entries(extra.ifAbsent ?? {}).forEach(([attribute, value], i) => {
-    names[`#f${i}`] = attribute;
-    values[`:f${i}`] = value;
-    sets.push(`#f${i} = if_not_exists(#f${i}, :f${i})`);
-  });
-  return {
-    TableName: tableName(),
-    Key: key,
-    UpdateExpression: [adds.length ? `ADD ${adds.join(', ')}` : '', sets.length ? `SET ${sets.join(', ')}` : ''].filter(Boolean).join(' '),
-    ...(conditions.length ? { ConditionExpression: conditions.join(' AND ') } : {}),
-    ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-    ExpressionAttributeValues: values,
-  };
+  return write;
 }
 
 const rootChanges = (deltas: Deltas): [string, number][] => {
@@ -173,21 +126,28 @@ const rootChanges = (deltas: Deltas): [string, number][] => {
   return [['member_count', deltas.members], ...[...blocks].map(([b, n]): [string, number] => [`k_${b}`, n]), ...Object.entries(deltas.counters)];
 };
 
-const blockUpdate = (collectionPk: string, block: number, buckets: Map<number, number>, extra: { token?: string[] } = {}) =>
-  addUpdate(
-    emailKeys.block(collectionPk, block),
+const blockKey = (collection: string, block: number) => keys.block.key({ collection, block });
+
+/** A block item's counts, and its index entry (written by every update, so the item is always findable). */
+function blockUpdate(collection: string, block: number, buckets: Map<number, number>, tokens?: string[]): Update {
+  const write = addUpdate(
     [['n', [...buckets.values()].reduce((a, b) => a + b, 0)], ...[...buckets].map(([i, n]): [string, number] => [`b_${i}`, n])],
-    { ...extra, set: emailKeys.blockIndex(collectionPk, block) },
+    tokens,
   );
+  const { gsi1pk, gsi1sk } = keys.blocks.entry({ collection, block });
+  return write.set`gsi1pk = ${gsi1pk}, gsi1sk = ${gsi1sk}`;
+}
 
 /**
  * Transaction parts that apply `deltas` atomically with other writes (a
  * delete): the collection item and each block item touched.
  */
-export function deltaUpdates(key: Key, deltas: Deltas, condition?: string): TransactItems {
+export function deltaUpdates(key: Key, deltas: Deltas, mustExist = false): TransactItems {
+  const root = addUpdate(rootChanges(deltas));
+  if (mustExist) root.when`attribute_exists(pk)`;
   return [
-    { Update: addUpdate(key, rootChanges(deltas), { condition }) },
-    ...[...byBlock(deltas.buckets)].map(([block, buckets]) => ({ Update: blockUpdate(key.pk, block, buckets) })),
+    txUpdate(key, root),
+    ...[...byBlock(deltas.buckets)].map(([block, buckets]) => txUpdate(blockKey(key.pk, block), blockUpdate(key.pk, block, buckets))),
   ];
 }
 
@@ -219,35 +179,25 @@ export async function applyDeltas(key: Key, pending: PendingDeltas[], mustExist:
 }
 
 async function applyToRoot(key: Key, pending: PendingDeltas[], mustExist: boolean): Promise<Record<string, unknown> | 'gone'> {
-  try {
-    const merged: Deltas = { members: 0, buckets: {}, counters: {}, ifAbsent: {} };
-    for (const { deltas } of pending) {
-      merged.members += deltas.members;
-      for (const [b, n] of Object.entries(deltas.buckets)) merged.buckets[b] = (merged.buckets[b] ?? 0) + n;
-      for (const [c, n] of Object.entries(deltas.counters)) merged.counters[c] = (merged.counters[c] ?? 0) + n;
-      for (const [a, v] of Object.entries(deltas.ifAbsent ?? {})) merged.ifAbsent![a] = Math.min(merged.ifAbsent![a] ?? v, v);
-    }
-    const out = await db().send(
-      new UpdateCommand({
-        ...addUpdate(key, rootChanges(merged), {
-          ifAbsent: merged.ifAbsent,
-          token: pending.map((p) => p.token),
-          condition: mustExist ? 'attribute_exists(pk)' : undefined,
-        }),
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes!;
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const current = (await readCollection(key)).item;
-    if (!current) return 'gone';
-    // Some were applied already (a retry after a crash): apply the rest.
-    const applied = (current.applied as Set<string> | undefined) ?? new Set<string>();
-    const rest = pending.filter((p) => !applied.has(p.token));
-    if (rest.length === pending.length) throw error;
-    return rest.length ? applyToRoot(key, rest, mustExist) : current;
+  const merged: Deltas = { members: 0, buckets: {}, counters: {}, ifAbsent: {} };
+  for (const { deltas } of pending) {
+    merged.members += deltas.members;
+    for (const [b, n] of Object.entries(deltas.buckets)) merged.buckets[b] = (merged.buckets[b] ?? 0) + n;
+    for (const [c, n] of Object.entries(deltas.counters)) merged.counters[c] = (merged.counters[c] ?? 0) + n;
+    for (const [a, v] of Object.entries(deltas.ifAbsent ?? {})) merged.ifAbsent![a] = Math.min(merged.ifAbsent![a] ?? v, v);
   }
+  const write = addUpdate(rootChanges(merged), pending.map((p) => p.token));
+  for (const [attribute, value] of Object.entries(merged.ifAbsent!)) write.set`${attr(attribute)} = if_not_exists(${attr(attribute)}, ${value})`;
+  if (mustExist) write.when`attribute_exists(pk)`;
+  const out = await unlessConditionFails(updateItem(key, write, 'ALL_NEW'));
+  if (out) return out;
+  const current = (await readCollection(key)).item;
+  if (!current) return 'gone';
+  // Some were applied already (a retry after a crash): apply the rest.
+  const applied = (current.applied as Set<string> | undefined) ?? new Set<string>();
+  const rest = pending.filter((p) => !applied.has(p.token));
+  if (rest.length === pending.length) throw new Error('counts refused although none of their tokens was applied');
+  return rest.length ? applyToRoot(key, rest, mustExist) : current;
 }
 
 /** One update per block for all records together; if any was applied already, each on its own. */
@@ -261,15 +211,8 @@ async function applyToBlocks(key: Key, pending: PendingDeltas[]): Promise<void> 
       blocks.set(block, merged);
     }
   }
-  const apply = async (block: number, buckets: Map<number, number>, tokens: string[]) => {
-    try {
-      await db().send(new UpdateCommand(blockUpdate(key.pk, block, buckets, { token: tokens })));
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return false;
-    }
-  };
+  const apply = (block: number, buckets: Map<number, number>, tokens: string[]) =>
+    conditionHeld(updateItem(blockKey(key.pk, block), blockUpdate(key.pk, block, buckets, tokens)));
   await Promise.all(
     [...blocks].map(async ([block, merged]) => {
       if ((await apply(block, merged.buckets, merged.tokens)) || merged.tokens.length === 1) return;
@@ -288,29 +231,16 @@ async function applyToBlocks(key: Key, pending: PendingDeltas[]): Promise<void> 
 export async function releaseTokens(key: Key, pending: PendingDeltas[], root?: Record<string, unknown>): Promise<void> {
   if (pending.length === 0) return;
   const stale = [...((root?.applied as Set<string> | undefined) ?? [])].filter((t) => Number(t.split('.')[0]) < Date.now() - TOKEN_TTL_MS);
-  const remove = async (itemKey: Key, tokens: string[]) => {
-    try {
-      await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: itemKey,
-          UpdateExpression: 'DELETE applied :tokens',
-          // Never re-create an item deleted meanwhile (a deleted list, an emptied block).
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':tokens': new Set(tokens) },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
-  };
+  // Never re-create an item deleted meanwhile (a deleted list, an emptied block).
+  const remove = (itemKey: Key, tokens: string[]) =>
+    conditionHeld(updateItem(itemKey, update().delete`applied ${new Set(tokens)}`.when`attribute_exists(pk)`));
   const blocks = new Map<number, string[]>();
   for (const { token, deltas } of pending) {
     for (const block of byBlock(deltas.buckets).keys()) blocks.set(block, [...(blocks.get(block) ?? []), token]);
   }
   await Promise.all([
     remove(key, [...pending.map((p) => p.token), ...stale]),
-    ...[...blocks].map(([block, tokens]) => remove(emailKeys.block(key.pk, block), tokens)),
+    ...[...blocks].map(([block, tokens]) => remove(blockKey(key.pk, block), tokens)),
   ]);
 }
 
@@ -321,33 +251,11 @@ export async function releaseTokens(key: Key, pending: PendingDeltas[], root?: R
  */
 export async function compact(key: Key, seq: number): Promise<void> {
   const block = Math.floor(seq / BLOCK);
-  const ignoreFailedCondition = (error: unknown) => {
-    if (!isConditionFailure(error)) throw error;
-  };
+  const count = attr(`k_${block}`);
   await Promise.all([
-    db()
-      .send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: key,
-          UpdateExpression: 'REMOVE #k',
-          ConditionExpression: '#k = :zero',
-          ExpressionAttributeNames: { '#k': `k_${block}` },
-          ExpressionAttributeValues: { ':zero': 0 },
-        }),
-      )
-      .catch(ignoreFailedCondition),
-    db()
-      .send(
-        new DeleteCommand({
-          TableName: tableName(),
-          Key: emailKeys.block(key.pk, block),
-          // A block still holding a token may yet be retried against: keep it until released.
-          ConditionExpression: 'n = :zero AND attribute_not_exists(applied)',
-          ExpressionAttributeValues: { ':zero': 0 },
-        }),
-      )
-      .catch(ignoreFailedCondition),
+    conditionHeld(updateItem(key, update().remove`${count}`.when`${count} = ${0}`)),
+    // A block still holding a token may yet be retried against: keep it until released.
+    conditionHeld(deleteItem(blockKey(key.pk, block), condition`n = ${0} AND attribute_not_exists(applied)`)),
   ]);
 }
 
@@ -376,11 +284,9 @@ export async function locatePage(collection: Collection, page: number): Promise<
     }
     // Within the first BUCKET live members of the block the Query can skip them itself.
     if (remaining < BUCKET) return at(block * BLOCK, remaining);
-    const out = await db().send(
-      new GetCommand({ TableName: tableName(), Key: emailKeys.block(collection.key.pk, block), ConsistentRead: true }),
-    );
+    const item = await getItem(blockKey(collection.key.pk, block), true);
     let last: [number, number] = [0, 0];
-    for (const [bucket, inBucket] of countsOf(out.Item, 'b_')) {
+    for (const [bucket, inBucket] of countsOf(item, 'b_')) {
       if (inBucket <= 0) continue;
       if (remaining < inBucket) return at(block * BLOCK + bucket * BUCKET, remaining);
       remaining -= inBucket;
@@ -394,23 +300,12 @@ export async function locatePage(collection: Collection, page: number): Promise<
 
 /** One Query: the page's members in sequence order. */
 export async function readPage(collectionPk: string, position: PagePosition): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  const members = keys.members;
   const wanted = position.skip + PAGE_SIZE;
-  for (let round = 0; round < 10 && items.length < wanted; round++) {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :from',
-        ExpressionAttributeValues: { ':pk': emailKeys.membersPartition(collectionPk), ':from': pad(position.startSeq) },
-        Limit: wanted - items.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    startKey = out.LastEvaluatedKey;
-    if (!startKey) break;
-  }
+  const items = await query(
+    { index: members.index, partition: members.partition({ collection: collectionPk }), sort: ['>=', members.sortKey({ seq: position.startSeq })] },
+    wanted,
+    10,
+  );
   return items.slice(position.skip, wanted);
 }

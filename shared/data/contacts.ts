@@ -1,6 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '#shared/db/batch';
-import { db, putNew, tableName } from '#shared/db/client';
+import * as z from 'zod/mini';
+import { batchGet, txUpdate, type TransactItem } from '#shared/db/batch';
+import { update } from '#shared/db/expression';
+import { getItem, putNew } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 
@@ -29,30 +30,32 @@ export async function createContact(input: {
     last_active_at: null,
     created_at: nowSeconds(),
   };
-  await putNew({ ...keys.contact(input.accountId, contact.id), type: 'contact', ...contact });
+  await putNew({ ...keys.contact.key({ acct: input.accountId, ct: contact.id }), type: 'contact', ...contact });
   return contact;
 }
 
-const toContact = (item: Record<string, unknown>): Contact => {
-  const { id, account_id, username, phone_number, avatar_url, last_active_at, created_at } = item as unknown as Contact;
-  return { id, account_id, username, phone_number, avatar_url, last_active_at, created_at };
-};
+const contactItem = z.object({
+  id: z.string(),
+  account_id: z.string(),
+  username: z.string(),
+  phone_number: z.nullable(z.string()),
+  avatar_url: z.nullable(z.string()),
+  last_active_at: z.nullable(z.number()),
+  created_at: z.number(),
+});
+
+const toContact = (item: Record<string, unknown>): Contact => contactItem.parse(item);
 
 export async function getContact(accountId: string, contactId: string): Promise<Contact | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.contact(accountId, contactId) }));
-  return out.Item ? toContact(out.Item) : undefined;
+  const item = await getItem(keys.contact.key({ acct: accountId, ct: contactId }));
+  return item ? toContact(item) : undefined;
 }
 
 export async function getContacts(accountId: string, contactIds: string[]): Promise<Map<string, Contact>> {
-  const items = await batchGet(contactIds.map((id) => keys.contact(accountId, id)));
+  const items = await batchGet(contactIds.map((ct) => keys.contact.key({ acct: accountId, ct })));
   return new Map(items.map((item) => [item.id as string, toContact(item)]));
 }
 
-/** Update expression fragment a message send uses to mark its sender active. */
-export const touchContactUpdate = (accountId: string, contactId: string, at: number) => ({
-  TableName: tableName(),
-  Key: keys.contact(accountId, contactId),
-  UpdateExpression: 'SET last_active_at = :at',
-  ConditionExpression: 'attribute_exists(pk)',
-  ExpressionAttributeValues: { ':at': at },
-});
+/** Transaction part a message send uses to mark its sender active. */
+export const touchContactUpdate = (accountId: string, contactId: string, at: number): TransactItem =>
+  txUpdate(keys.contact.key({ acct: accountId, ct: contactId }), update().set`last_active_at = ${at}`.when`attribute_exists(pk)`);

@@ -1,9 +1,10 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, transactWrite, type TransactItems } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { keys, type ConversationState, type Owner } from '#shared/db/keys';
+import * as z from 'zod/mini';
+import { batchGet, namedParts, transactNamed, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
+import { attr, condition, update } from '#shared/db/expression';
+import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
+import { keys, ownerValues, stateCode, type ConversationState, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
-import { cancellationCodes, isConditionFailure } from '#shared/data/errors';
+import { AGAIN, retryOnConflict } from '#shared/db/retry';
 import { looksLikeId, newId, nowSeconds } from '#shared/util/ids';
 
 export interface Conversation {
@@ -22,13 +23,22 @@ export interface Conversation {
   archived_at: number | null;
 }
 
-const FIELDS = [
-  'id', 'account_id', 'owner_contact_id', 'contact_id', 'group_id', 'pinned_message_id', 'is_pinned', 'is_muted',
-  'last_active_at', 'last_opened_at', 'created_at', 'archived_at',
-] as const;
+const conversationSchema = z.object({
+  id: z.string(),
+  account_id: z.string(),
+  owner_contact_id: z.string(),
+  contact_id: z._default(z.nullable(z.string()), null),
+  group_id: z._default(z.nullable(z.string()), null),
+  pinned_message_id: z._default(z.nullable(z.string()), null),
+  is_pinned: z.boolean(),
+  is_muted: z.boolean(),
+  last_active_at: z._default(z.nullable(z.number()), null),
+  last_opened_at: z._default(z.nullable(z.number()), null),
+  created_at: z.number(),
+  archived_at: z._default(z.nullable(z.number()), null),
+});
 
-export const toConversation = (item: Record<string, unknown>) =>
-  Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? null])) as unknown as Conversation;
+export const toConversation = (item: Record<string, unknown>): Conversation => conversationSchema.parse(item);
 
 const stateOf = (c: Pick<Conversation, 'is_muted' | 'is_pinned' | 'archived_at'>): ConversationState => ({
   muted: c.is_muted,
@@ -36,15 +46,23 @@ const stateOf = (c: Pick<Conversation, 'is_muted' | 'is_pinned' | 'archived_at'>
   archived: c.archived_at !== null,
 });
 
-const ownerOf = (c: Conversation): Owner => ({ accountId: c.account_id, contactId: c.owner_contact_id });
+/** The placeholders of a conversation's keys. */
+const conversationValues = (owner: Owner, conv: string) => ({ ...ownerValues(owner), conv });
+const conversationKey = (owner: Owner, id: string) => keys.conversation.key(conversationValues(owner, id));
+const statePartition = (owner: Owner, state: ConversationState) =>
+  keys.conversationsInState.partition({ ...ownerValues(owner), state: stateCode(state) });
 
 /** The stored item: the record, its key and its two list-index entries. */
-export const conversationItem = (c: Conversation) => ({
-  ...keys.conversation(ownerOf(c), c.id),
-  ...keys.conversationIndexes(ownerOf(c), c.id, stateOf(c)),
-  type: 'conversation',
-  ...c,
-});
+export const conversationItem = (c: Conversation) => {
+  const values = conversationValues({ accountId: c.account_id, contactId: c.owner_contact_id }, c.id);
+  return {
+    ...keys.conversation.key(values),
+    ...keys.conversations.entry(values),
+    ...keys.conversationsInState.entry({ ...values, state: stateCode(stateOf(c)) }),
+    type: 'conversation',
+    ...c,
+  };
+};
 
 export type ConversationTarget = { contactId: string } | { groupId: string };
 
@@ -75,48 +93,35 @@ export async function openConversation(
 ): Promise<{ conversation: Conversation; created: boolean }> {
   const targetId = 'contactId' in target ? target.contactId : target.groupId;
   const conversation = newConversation(owner, target);
-  try {
-    await transactWrite({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...keys.conversationTarget(owner, targetId), conversation_id: conversation.id },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        { Put: { TableName: tableName(), Item: conversationItem(conversation) } },
-      ],
-    });
-    return { conversation, created: true };
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
-    const existing = await conversationFor(owner, targetId);
-    if (!existing) throw error; // deleted between the two calls: let the client retry
-    return { conversation: existing, created: false };
-  }
+  const failed = await transactNamed([
+    ['guard', txPut({ ...targetKey(owner, targetId), conversation_id: conversation.id }, condition`attribute_not_exists(pk)`)],
+    ['conversation', txPut(conversationItem(conversation))],
+  ]);
+  if (failed.length === 0) return { conversation, created: true };
+  const existing = failed.includes('guard') ? await conversationFor(owner, targetId) : undefined;
+  // Deleted between the two calls: let the client retry.
+  if (!existing) throw new Error(`opening a conversation failed on ${failed.join(', ')}`);
+  return { conversation: existing, created: false };
 }
+
+const targetKey = (owner: Owner, target: string) => keys.conversationTarget.key({ ...ownerValues(owner), target });
 
 /** The user's conversation with a contact or group, through its guard item. */
 async function conversationFor(owner: Owner, targetId: string): Promise<Conversation | undefined> {
-  const guard = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.conversationTarget(owner, targetId), ConsistentRead: true }),
-  );
-  return guard.Item ? getConversation(owner, guard.Item.conversation_id as string) : undefined;
+  const guard = await getItem(targetKey(owner, targetId), true);
+  return guard ? getConversation(owner, guard.conversation_id as string) : undefined;
 }
 
 /** An id that cannot be a conversation's is answered without a read (a 2 KB path id would not even make a valid key). */
 export async function getConversation(owner: Owner, id: string): Promise<Conversation | undefined> {
   if (!looksLikeId('conv', id)) return undefined;
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.conversation(owner, id), ConsistentRead: true }),
-  );
-  return out.Item ? toConversation(out.Item) : undefined;
+  const item = await getItem(conversationKey(owner, id), true);
+  return item ? toConversation(item) : undefined;
 }
 
 /** Which of these conversations still exist. */
 export async function existingConversationIds(owner: Owner, ids: string[]): Promise<Set<string>> {
-  const found = await batchGet(ids.map((id) => keys.conversation(owner, id)), true);
+  const found = await batchGet(ids.map((id) => conversationKey(owner, id)), true);
   return new Set(found.map((item) => item.id as string));
 }
 
@@ -163,8 +168,8 @@ export async function listConversations(
   const filtered = filters.muted !== undefined || filters.pinned !== undefined || filters.archived !== undefined;
   const result = await queryIndexPage(
     filtered
-      ? { index: 'gsi2', partitions: statesMatching(filters).map((s) => keys.conversationStatePartition(owner, s)), ...page }
-      : { index: 'gsi1', partitions: [keys.conversationsPartition(owner)], ...page },
+      ? { index: keys.conversationsInState.index, partitions: statesMatching(filters).map((s) => statePartition(owner, s)), ...page }
+      : { index: keys.conversations.index, partitions: [keys.conversations.partition(ownerValues(owner))], ...page },
   );
   return { items: result.items.map(toConversation), hasMore: result.hasMore };
 }
@@ -173,14 +178,13 @@ export type ConversationChanges = Partial<
   Pick<Conversation, 'pinned_message_id' | 'is_pinned' | 'is_muted' | 'archived_at' | 'last_opened_at'>
 >;
 
-const MAX_UPDATE_ATTEMPTS = 5;
-
 /**
  * Applies the changes to `current` (a strong read). A change of muted,
  * pinned or archived also moves the item to its new state partition, on
  * condition that the state is still the one read; if a concurrent update
- * changed it, the item is read again and the change re-applied. Answers
- * undefined when the conversation is gone, 'conflict' if it kept changing.
+ * changed it, the item is read again and the change re-applied
+ * (retryOnConflict). Answers undefined when the conversation is gone,
+ * 'conflict' if it kept changing.
  */
 export async function updateConversation(
   owner: Owner,
@@ -190,37 +194,24 @@ export async function updateConversation(
   const entries = Object.entries(changes).filter(([, v]) => v !== undefined);
   if (entries.length === 0) return current;
   const movesState = entries.some(([k]) => k === 'is_muted' || k === 'is_pinned' || k === 'archived_at');
-  let read: Conversation | undefined = current;
-  for (let attempt = 0; read && attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-    const names: Record<string, string> = Object.fromEntries(entries.map(([k]) => [`#${k}`, k]));
-    const values: Record<string, unknown> = Object.fromEntries(entries.map(([k, v]) => [`:${k}`, v]));
-    const sets = entries.map(([k]) => `#${k} = :${k}`);
-    let condition = 'attribute_exists(pk)';
-    if (movesState) {
-      sets.push('gsi2pk = :state');
-      values[':state'] = keys.conversationStatePartition(owner, stateOf({ ...read, ...Object.fromEntries(entries) }));
-      values[':read_state'] = keys.conversationStatePartition(owner, stateOf(read));
-      condition += ' AND gsi2pk = :read_state';
-    }
-    try {
-      const out = await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: keys.conversation(owner, read.id),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toConversation(out.Attributes!);
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      read = await getConversation(owner, read.id);
-    }
-  }
-  return read ? 'conflict' : undefined;
+  let read: Conversation = current;
+  return retryOnConflict<Conversation | undefined | 'conflict'>(
+    async () => {
+      const write = update().when`attribute_exists(pk)`;
+      for (const [field, value] of entries) write.set`${attr(field)} = ${value}`;
+      if (movesState) {
+        write.set`gsi2pk = ${statePartition(owner, stateOf({ ...read, ...Object.fromEntries(entries) }))}`;
+        write.when`gsi2pk = ${statePartition(owner, stateOf(read))}`;
+      }
+      const out = await unlessConditionFails(updateItem(conversationKey(owner, read.id), write, 'ALL_NEW'));
+      if (out) return toConversation(out);
+      const again = await getConversation(owner, read.id);
+      if (!again) return undefined;
+      read = again;
+      return AGAIN;
+    },
+    { exhausted: () => 'conflict' },
+  );
 }
 
 /** Removes the conversation and its uniqueness guard, with `also` in the same transaction (the purge record). */
@@ -228,56 +219,21 @@ export async function deleteConversation(owner: Owner, id: string, also: Transac
   const existing = await getConversation(owner, id);
   if (!existing) return undefined;
   const targetId = existing.contact_id ?? existing.group_id!;
-  try {
-    await transactWrite({
-      TransactItems: [
-        {
-          Delete: {
-            TableName: tableName(),
-            Key: keys.conversation(owner, id),
-            ConditionExpression: 'attribute_exists(pk)',
-          },
-        },
-        {
-          Delete: {
-            TableName: tableName(),
-            Key: keys.conversationTarget(owner, targetId),
-            ConditionExpression: 'conversation_id = :id',
-            ExpressionAttributeValues: { ':id': id },
-          },
-        },
-        ...also,
-      ],
-    });
-    return existing;
-  } catch (error) {
-    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return undefined;
-    throw error;
-  }
+  const failed = await transactNamed([
+    ['conversation', txDelete(conversationKey(owner, id), condition`attribute_exists(pk)`)],
+    ['guard', txDelete(targetKey(owner, targetId), condition`conversation_id = ${id}`)],
+    ...namedParts('also', also),
+  ]);
+  return failed.length === 0 ? existing : undefined;
 }
 
 /** Transaction part a message send uses: the conversation must exist, and becomes active. */
-export const touchConversationUpdate = (owner: Owner, id: string, at: number) => ({
-  TableName: tableName(),
-  Key: keys.conversation(owner, id),
-  UpdateExpression: 'SET last_active_at = :at',
-  ConditionExpression: 'attribute_exists(pk)',
-  ExpressionAttributeValues: { ':at': at },
-});
+export const touchConversationUpdate = (owner: Owner, id: string, at: number): TransactItem =>
+  txUpdate(conversationKey(owner, id), update().set`last_active_at = ${at}`.when`attribute_exists(pk)`);
 
 /** Clears the pin only if it still points at this message. */
 export async function clearPinnedMessage(owner: Owner, id: string, messageId: string): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.conversation(owner, id),
-        UpdateExpression: 'SET pinned_message_id = :null',
-        ConditionExpression: 'pinned_message_id = :message',
-        ExpressionAttributeValues: { ':null': null, ':message': messageId },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await conditionHeld(
+    updateItem(conversationKey(owner, id), update().set`pinned_message_id = ${null}`.when`pinned_message_id = ${messageId}`),
+  );
 }

@@ -1,7 +1,8 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { transactNamed, transactWrite, type NamedItems, type TransactItems } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { emailKeys } from '#shared/db/keys';
+import * as z from 'zod/mini';
+import { namedParts, transactNamed, transactWrite, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
+import { condition, update } from '#shared/db/expression';
+import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
+import { keys } from '#shared/db/keys';
 import {
   compact,
   deltaUpdates,
@@ -45,19 +46,28 @@ export function listStatus(list: EmailList): ListStatus {
   return 'completed';
 }
 
-export const toEmailList = (item: Record<string, unknown>): EmailList => ({
-  id: Number(item.id),
-  account_id: item.account_id as string,
-  name: item.name as string,
-  description: (item.description as string | undefined) ?? null,
-  email_count: Math.max(0, Number(item.member_count ?? 0)),
-  rejected_count: Number(item.rejected_count ?? 0),
-  pending_count: Number(item.pending_count ?? 0),
-  awaiting_count: Number(item.awaiting_count ?? 0),
-  has_error: item.has_error === true,
-  seq: Number(item.seq),
-  created_at: Number(item.created_at),
-});
+const count = z._default(z.number(), 0);
+
+const listItem = z.pipe(
+  z.object({
+    id: z.number(),
+    account_id: z.string(),
+    name: z.string(),
+    description: z._default(z.nullable(z.string()), null),
+    member_count: count,
+    rejected_count: count,
+    pending_count: count,
+    awaiting_count: count,
+    has_error: z._default(z.boolean(), false),
+    seq: z.number(),
+    created_at: z.number(),
+  }),
+  z.transform(({ member_count, ...list }): EmailList => ({ ...list, email_count: Math.max(0, member_count) })),
+);
+
+export const toEmailList = (item: Record<string, unknown>): EmailList => listItem.parse(item);
+
+const listKey = (accountId: string, list: number) => keys.list.key({ acct: accountId, list });
 
 /**
  * Stores a new list: a sequence number among the account's lists from one
@@ -65,7 +75,7 @@ export const toEmailList = (item: Record<string, unknown>): EmailList => ({
  * counts in one transaction (the counts are applied by `settleOutboxes`).
  */
 export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<{ list: EmailList; outbox: OutboxItem }> {
-  const collectionKey = emailKeys.accountLists(accountId);
+  const collectionKey = keys.accountLists.key({ acct: accountId });
   const [seq, [id]] = await Promise.all([reserveSeqs(collectionKey, 1, false), newNumericIds(1)]);
   const list = {
     id: id!,
@@ -90,26 +100,23 @@ export async function createEmailList(accountId: string, input: { name: string; 
   });
   await transactWrite({
     TransactItems: [
-      { Put: outbox.put },
-      {
-        Put: {
-          TableName: tableName(),
-          Item: { ...emailKeys.list(accountId, id!), ...emailKeys.member(collectionKey.pk, seq!), type: 'email_list', ...list },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      outbox.put,
+      txPut(
+        { ...listKey(accountId, id!), ...keys.members.entry({ collection: collectionKey.pk, seq: seq! }), type: 'email_list', ...list },
+        condition`attribute_not_exists(pk)`,
+      ),
     ],
   });
   return { list: toEmailList(list), outbox: outbox.item };
 }
 
 export async function getEmailList(accountId: string, id: number): Promise<EmailList | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: emailKeys.list(accountId, id), ConsistentRead: true }));
-  return out.Item ? toEmailList(out.Item) : undefined;
+  const item = await getItem(listKey(accountId, id), true);
+  return item ? toEmailList(item) : undefined;
 }
 
 export async function listEmailLists(accountId: string, page: number): Promise<{ lists: EmailList[]; position: PagePosition } | undefined> {
-  const collectionKey = emailKeys.accountLists(accountId);
+  const collectionKey = keys.accountLists.key({ acct: accountId });
   const position = await locatePage(await readCollection(collectionKey), page);
   if (!position) return undefined;
   return { lists: (await readPage(collectionKey.pk, position)).map(toEmailList), position };
@@ -119,11 +126,11 @@ export async function listEmailLists(accountId: string, page: number): Promise<{
 export async function deleteEmailList(accountId: string, id: number, also: TransactItems = []): Promise<boolean> {
   const list = await getEmailList(accountId, id);
   if (!list) return false;
-  const collectionKey = emailKeys.accountLists(accountId);
+  const collectionKey = keys.accountLists.key({ acct: accountId });
   const failed = await transactNamed([
-    ['list', { Delete: { TableName: tableName(), Key: emailKeys.list(accountId, id), ConditionExpression: 'attribute_exists(pk)' } }],
-    ...deltaUpdates(collectionKey, membershipDeltas([list.seq], -1)).map((item, i): NamedItems[number] => [`collection:${i}`, item]),
-    ...also.map((item, i): NamedItems[number] => [`also:${i}`, item]),
+    ['list', txDelete(listKey(accountId, id), condition`attribute_exists(pk)`)],
+    ...namedParts('collection', deltaUpdates(collectionKey, membershipDeltas([list.seq], -1))),
+    ...namedParts('also', also),
   ]);
   if (failed.length) return false;
   await compact(collectionKey, list.seq);
@@ -137,20 +144,24 @@ export async function deleteEmailList(accountId: string, id: number, also: Trans
  * Undefined when the list still has work, or another worker ended the round.
  */
 export async function endListRound(accountId: string, id: number): Promise<number | undefined> {
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: emailKeys.list(accountId, id),
-        UpdateExpression: 'REMOVE work_started_at',
-        ConditionExpression: 'attribute_exists(work_started_at) AND pending_count = :zero AND awaiting_count = :zero',
-        ExpressionAttributeValues: { ':zero': 0 },
-        ReturnValues: 'UPDATED_OLD',
-      }),
-    );
-    return nowSeconds() - Number(out.Attributes?.work_started_at);
-  } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
-    throw error;
-  }
+  const end = update()
+    .remove`work_started_at`
+    .when`attribute_exists(work_started_at) AND pending_count = ${0} AND awaiting_count = ${0}`;
+  const out = await unlessConditionFails(updateItem(listKey(accountId, id), end, 'UPDATED_OLD'));
+  return out ? nowSeconds() - Number(out.work_started_at) : undefined;
 }
+
+/** Transaction part: `count` emails of the list finished (`listError`: one of them marks the list as failed). */
+export function listFinished(accountId: string, listId: number, count: number, listError: boolean): TransactItem {
+  const write = update().add`pending_count ${-count}`.when`attribute_exists(pk)`;
+  if (listError) write.set`has_error = ${true}`;
+  return txUpdate(listKey(accountId, listId), write);
+}
+
+/** Transaction part: `count` held emails of the list released for validation. */
+export const listReleased = (accountId: string, listId: number, count: number): TransactItem =>
+  txUpdate(listKey(accountId, listId), update().add`awaiting_count ${-count}, pending_count ${count}`.when`attribute_exists(pk)`);
+
+/** Rejected addresses of an add that stored none; false when the list is gone. */
+export const addRejected = (accountId: string, listId: number, rejected: number): Promise<boolean> =>
+  conditionHeld(updateItem(listKey(accountId, listId), update().add`rejected_count ${rejected}`.when`attribute_exists(pk)`));

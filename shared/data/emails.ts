@@ -1,7 +1,9 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { backoff, batchGet, batchPut, transactNamed, transactWrite, type NamedItems, type TransactItems } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { emailKeys } from '#shared/db/keys';
+import * as z from 'zod/mini';
+import { batchGet, batchPut, namedParts, transactNamed, txCheck, txDelete, txPut, txUpdate, type NamedItems, type TransactItem } from '#shared/db/batch';
+import { attr, condition, update } from '#shared/db/expression';
+import { conditionHeld, getItem, query, updateItem } from '#shared/db/items';
+import { keys } from '#shared/db/keys';
+import { AGAIN, retryOnConflict } from '#shared/db/retry';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
 import {
   compact,
@@ -14,7 +16,7 @@ import {
   type Key,
   type PagePosition,
 } from '#shared/data/collections';
-import { cancellationCodes, isConditionFailure } from '#shared/data/errors';
+import { addRejected, listFinished } from '#shared/data/email-lists';
 import { newNumericIds } from '#shared/data/numeric-ids';
 import { outboxPut, type OutboxItem } from '#shared/data/outbox';
 import type { ValidationResult } from '#shared/email/result';
@@ -34,28 +36,38 @@ export interface EmailRecord {
   created_at: number;
 }
 
-export const toEmailRecord = (item: Record<string, unknown>): EmailRecord => ({
-  id: Number(item.id),
-  account_id: item.account_id as string,
-  email: item.email as string,
-  email_list_id: item.email_list_id === undefined || item.email_list_id === null ? null : Number(item.email_list_id),
-  status: item.status as EmailStatus,
-  awaiting: item.awaiting === true,
-  seq: Number(item.seq),
-  result: (item.result as EmailRecord['result']) ?? null,
-  created_at: Number(item.created_at),
+const emailSchema = z.object({
+  id: z.number(),
+  account_id: z.string(),
+  email: z.string(),
+  email_list_id: z._default(z.nullable(z.number()), null),
+  status: z.enum(['pending', 'processing', 'completed', 'error']),
+  awaiting: z._default(z.boolean(), false),
+  seq: z.number(),
+  // The validator's own shape (shared/email/result.ts), stored as it made it.
+  result: z._default(z.nullable(z.custom<Omit<ValidationResult, 'email'>>((value) => typeof value === 'object')), null),
+  created_at: z.number(),
 });
+
+export const toEmailRecord = (item: Record<string, unknown>): EmailRecord => emailSchema.parse(item);
+
+const emailKey = (accountId: string, email: number) => keys.email.key({ acct: accountId, email });
+const guardKey = (accountId: string, list: number, address: string) => keys.listAddress.key({ acct: accountId, list, address });
 
 /** Where new emails go: the account's standalone emails, or a list. */
 export type EmailTarget = { kind: 'account' } | { kind: 'list'; listId: number };
 
 export const collectionKey = (accountId: string, target: EmailTarget): Key =>
-  target.kind === 'list' ? emailKeys.list(accountId, target.listId) : emailKeys.accountEmails(accountId);
+  target.kind === 'list' ? keys.list.key({ acct: accountId, list: target.listId }) : keys.accountEmails.key({ acct: accountId });
 
 /** A transaction holds 100 items: the outbox, a credit debit, and a list's address guards. */
 const MAX_ITEMS = 100;
-/** Conflicting transactions (another writer on the same item) are retried this often. */
-const MAX_CONFLICTS = 6;
+/**
+ * Tries of a chunk's transaction when other writers hold its items (the
+ * same address, a metered balance): more than elsewhere, as a busy list's
+ * concurrent adds meet on their shared addresses by design.
+ */
+const CHUNK_TRIES = 12;
 
 export interface StoredChunk {
   emails: EmailRecord[];
@@ -87,7 +99,7 @@ export async function storeEmails(accountId: string, target: EmailTarget, addres
   const key = collectionKey(accountId, target);
   const inList = target.kind === 'list';
   if (addresses.length === 0) {
-    if (inList) await addRejected(accountId, target.listId, rejected);
+    if (inList && !(await addRejected(accountId, target.listId, rejected))) throw new ListGoneError();
     return [];
   }
   const [first, balance, ids] = await Promise.all([
@@ -120,9 +132,8 @@ async function writeChunk(
 ): Promise<StoredChunk> {
   const inList = target.kind === 'list';
   const duplicates: string[] = [];
-  let conflicts = 0;
   // Each failed attempt drops at least one duplicate or re-reads the balance: bounded by the chunk.
-  for (let attempt = 0; attempt <= slots.length + MAX_CONFLICTS + 2; attempt++) {
+  for (let attempt = 0; attempt <= slots.length + 2; attempt++) {
     const metered = credits.left !== undefined;
     const awaiting = metered && credits.left! < slots.length;
     const now = Date.now();
@@ -155,31 +166,15 @@ async function writeChunk(
         ...(inList && slots.length ? { ifAbsent: { work_started_at: Math.floor(now / 1000) } } : {}),
       },
     });
-    const items: NamedItems = [['outbox', { Put: outbox.put }]];
-    if (metered && !awaiting && slots.length) items.push(['debit', { Update: debitCredits(accountId, slots.length) }]);
+    const items: NamedItems = [['outbox', outbox.put]];
+    if (metered && !awaiting && slots.length) items.push(['debit', debitCredits(accountId, slots.length)]);
     if (inList) {
       for (const email of emails) {
-        items.push([
-          `guard:${email.id}`,
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...emailKeys.listAddress(accountId, target.listId, email.email), email_id: email.id },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ]);
+        const guard = { ...guardKey(accountId, target.listId, email.email), email_id: email.id };
+        items.push([`guard:${email.id}`, txPut(guard, condition`attribute_not_exists(pk)`)]);
       }
     }
-    let failed: string[];
-    try {
-      failed = await transactNamed(items);
-    } catch (error) {
-      // Another writer held one of these items (the same address, the balance) past the retries: back off, try again.
-      if (!cancellationCodes(error)?.includes('TransactionConflict') || ++conflicts > MAX_CONFLICTS) throw error;
-      await backoff(conflicts + 2);
-      continue;
-    }
+    const failed = await transactNamed(items, CHUNK_TRIES);
     if (failed.length === 0) {
       if (metered && !awaiting) credits.left! -= slots.length;
       await batchPut(emails.map(emailItem));
@@ -227,57 +222,23 @@ export async function restoreEmails(outboxes: OutboxItem[]): Promise<number> {
 }
 
 async function restoreTogether(emails: EmailRecord[], listId: number | null): Promise<boolean> {
-  const items: TransactItems = emails.flatMap((email): TransactItems => [
-    { Put: { TableName: tableName(), Item: emailItem(email), ConditionExpression: 'attribute_not_exists(pk)' } },
+  const items: NamedItems = emails.flatMap((email): NamedItems => [
+    [`email:${email.id}`, txPut(emailItem(email), condition`attribute_not_exists(pk)`)],
     ...(listId === null
       ? []
-      : [
-          {
-            ConditionCheck: {
-              TableName: tableName(),
-              Key: emailKeys.listAddress(email.account_id, listId, email.email),
-              ConditionExpression: 'email_id = :id',
-              ExpressionAttributeValues: { ':id': email.id },
-            },
-          },
-        ]),
+      : [[`guard:${email.id}`, txCheck(guardKey(email.account_id, listId, email.email), condition`email_id = ${email.id}`)] as NamedItems[number]]),
   ]);
-  if (listId !== null) {
-    items.push({ ConditionCheck: { TableName: tableName(), Key: emailKeys.list(emails[0]!.account_id, listId), ConditionExpression: 'attribute_exists(pk)' } });
-  }
-  try {
-    await transactWrite({ TransactItems: items });
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
-    throw error;
-  }
-}
-
-async function addRejected(accountId: string, listId: number, rejected: number) {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: emailKeys.list(accountId, listId),
-        UpdateExpression: 'ADD rejected_count :n',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':n': rejected },
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new ListGoneError();
-    throw error;
-  }
+  if (listId !== null) items.push(['list', txCheck(keys.list.key({ acct: emails[0]!.account_id, list: listId }), condition`attribute_exists(pk)`)]);
+  return (await transactNamed(items)).length === 0;
 }
 
 export async function getEmail(accountId: string, id: number): Promise<EmailRecord | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: emailKeys.email(accountId, id), ConsistentRead: true }));
-  return out.Item ? toEmailRecord(out.Item) : undefined;
+  const item = await getItem(emailKey(accountId, id), true);
+  return item ? toEmailRecord(item) : undefined;
 }
 
 export async function getEmails(accountId: string, ids: number[]): Promise<EmailRecord[]> {
-  return (await batchGet(ids.map((id) => emailKeys.email(accountId, id)), true)).map(toEmailRecord);
+  return (await batchGet(ids.map((id) => emailKey(accountId, id)), true)).map(toEmailRecord);
 }
 
 /** One page of a collection; 'missing' when the target is a list that does not exist, undefined when the page is out of range. */
@@ -299,11 +260,8 @@ export type Outcome = { status: 'completed'; result: EmailRecord['result'] } | {
 
 /** The stored item of an email: its key, its place in its collection's page index, its fields. */
 export const emailItem = (email: EmailRecord) => ({
-  ...emailKeys.email(email.account_id, email.id),
-  ...emailKeys.member(
-    collectionKey(email.account_id, email.email_list_id === null ? { kind: 'account' } : { kind: 'list', listId: email.email_list_id }).pk,
-    email.seq,
-  ),
+  ...emailKey(email.account_id, email.id),
+  ...keys.members.entry({ collection: collectionKey(email.account_id, targetOf(email)).pk, seq: email.seq }),
   type: 'email',
   ...email,
 });
@@ -313,21 +271,11 @@ export const emailItem = (email: EmailRecord) => ({
  * state. Written whole (the worker knows every field): a put costs less
  * than an update that rewrites the item and its index entry anyway.
  */
-const finishPut = (email: EmailRecord, outcome: Outcome) => ({
-  TableName: tableName(),
-  Item: emailItem({ ...email, status: outcome.status, result: outcome.status === 'completed' ? outcome.result : null }),
-  ConditionExpression: '#status IN (:pending, :processing) AND awaiting = :false',
-  ExpressionAttributeNames: { '#status': 'status' },
-  ExpressionAttributeValues: { ':pending': 'pending', ':processing': 'processing', ':false': false },
-});
-
-const listFinished = (accountId: string, listId: number, count: number, listError: boolean) => ({
-  TableName: tableName(),
-  Key: emailKeys.list(accountId, listId),
-  UpdateExpression: `ADD pending_count :minus${listError ? ' SET has_error = :true' : ''}`,
-  ConditionExpression: 'attribute_exists(pk)',
-  ExpressionAttributeValues: { ':minus': -count, ...(listError ? { ':true': true } : {}) },
-});
+const finishPut = (email: EmailRecord, outcome: Outcome): TransactItem =>
+  txPut(
+    emailItem({ ...email, status: outcome.status, result: outcome.status === 'completed' ? outcome.result : null }),
+    condition`${attr('status')} IN (${'pending'}, ${'processing'}) AND awaiting = ${false}`,
+  );
 
 /**
  * Records a validation's end exactly once: the email leaves pending or
@@ -335,18 +283,12 @@ const listFinished = (accountId: string, listId: number, count: number, listErro
  * redelivered message finds the email already finished and changes nothing.
  */
 export async function finishEmail(email: EmailRecord, outcome: Outcome): Promise<boolean> {
-  const items: TransactItems = [{ Put: finishPut(email, outcome) }];
+  const items: NamedItems = [['email', finishPut(email, outcome)]];
   if (email.email_list_id !== null) {
     const listError = outcome.status === 'error' && outcome.listError === true;
-    items.push({ Update: listFinished(email.account_id, email.email_list_id, 1, listError) });
+    items.push(['list', listFinished(email.account_id, email.email_list_id, 1, listError)]);
   }
-  try {
-    await transactWrite({ TransactItems: items });
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
-    throw error;
-  }
+  return (await transactNamed(items)).length === 0;
 }
 
 /**
@@ -359,14 +301,9 @@ export async function finishEmails(done: { email: EmailRecord; outcome: Outcome 
   const listId = done[0]!.email.email_list_id;
   const sameList = done.every((d) => d.email.email_list_id === listId && d.outcome.status === 'completed');
   if (done.length > 1 && sameList && done.length < MAX_ITEMS) {
-    const items: TransactItems = done.map((d) => ({ Put: finishPut(d.email, d.outcome) }));
-    if (listId !== null) items.push({ Update: listFinished(done[0]!.email.account_id, listId, done.length, false) });
-    try {
-      await transactWrite({ TransactItems: items });
-      return done.map((d) => d.email);
-    } catch (error) {
-      if (!cancellationCodes(error)?.includes('ConditionalCheckFailed')) throw error;
-    }
+    const items: NamedItems = done.map((d) => [`email:${d.email.id}`, finishPut(d.email, d.outcome)]);
+    if (listId !== null) items.push(['list', listFinished(done[0]!.email.account_id, listId, done.length, false)]);
+    if ((await transactNamed(items)).length === 0) return done.map((d) => d.email);
   }
   const finished = await Promise.all(done.map(async (d) => ((await finishEmail(d.email, d.outcome)) ? d.email : undefined)));
   return finished.filter((e): e is EmailRecord => e !== undefined);
@@ -377,89 +314,58 @@ export async function markProcessing(emails: EmailRecord[]): Promise<void> {
   await Promise.all(
     emails
       .filter((e) => e.status === 'pending')
-      .map(async (email) => {
-        try {
-          await db().send(
-            new UpdateCommand({
-              TableName: tableName(),
-              Key: emailKeys.email(email.account_id, email.id),
-              UpdateExpression: 'SET #status = :processing',
-              ConditionExpression: '#status = :pending',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':processing': 'processing', ':pending': 'pending' },
-            }),
-          );
-        } catch (error) {
-          if (!isConditionFailure(error)) throw error;
-        }
-      }),
+      .map((email) =>
+        conditionHeld(
+          updateItem(
+            emailKey(email.account_id, email.id),
+            update().set`${attr('status')} = ${'processing'}`.when`${attr('status')} = ${'pending'}`,
+          ),
+        ),
+      ),
   );
 }
 
+/** Transaction part: a held email is released for validation. */
+export const emailReleased = (email: EmailRecord): TransactItem =>
+  txUpdate(emailKey(email.account_id, email.id), update().set`awaiting = ${false}`.when`awaiting = ${true}`);
+
 /** Deletes an email and takes it out of its collection's counts; false when it did not exist. */
-export async function deleteEmail(accountId: string, id: number): Promise<boolean> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+export function deleteEmail(accountId: string, id: number): Promise<boolean> {
+  return retryOnConflict(async () => {
     const email = await getEmail(accountId, id);
     if (!email) return false;
-    const target: EmailTarget = email.email_list_id === null ? { kind: 'account' } : { kind: 'list', listId: email.email_list_id };
+    const target = targetOf(email);
     const key = collectionKey(accountId, target);
     const unfinished = email.status === 'pending' || email.status === 'processing';
     const counters: Record<string, number> =
       target.kind === 'list' && unfinished ? { [email.awaiting ? 'awaiting_count' : 'pending_count']: -1 } : {};
+    // Never re-create a list that was deleted meanwhile: its emails are already gone for readers.
+    const [collection, ...blocks] = deltaUpdates(key, membershipDeltas([email.seq], -1, counters), target.kind === 'list');
     const items: NamedItems = [
-      [
-        'email',
-        {
-          Delete: {
-            TableName: tableName(),
-            Key: emailKeys.email(accountId, id),
-            // The worker may finish it meanwhile: then the counters to touch differ, so read again.
-            ConditionExpression: '#status = :status AND awaiting = :awaiting',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':status': email.status, ':awaiting': email.awaiting },
-          },
-        },
-      ],
-      // Never re-create a list that was deleted meanwhile: its emails are already gone for readers.
-      ...deltaUpdates(key, membershipDeltas([email.seq], -1, counters), target.kind === 'list' ? 'attribute_exists(pk)' : undefined).map(
-        (item, i): NamedItems[number] => [i === 0 ? 'collection' : `block:${i}`, item],
-      ),
+      // The worker may finish it meanwhile: then the counters to touch differ, so read again.
+      ['email', txDelete(emailKey(accountId, id), condition`${attr('status')} = ${email.status} AND awaiting = ${email.awaiting}`)],
+      ['collection', collection!],
+      ...namedParts('block', blocks),
     ];
-    if (target.kind === 'list') {
-      items.push(['guard', { Delete: { TableName: tableName(), Key: emailKeys.listAddress(accountId, target.listId, email.email) } }]);
-    }
+    if (target.kind === 'list') items.push(['guard', txDelete(guardKey(accountId, target.listId, email.email))]);
     const failed = await transactNamed(items);
     if (failed.includes('collection')) return false;
-    if (failed.length === 0) {
-      await compact(key, email.seq);
-      return true;
-    }
-    await backoff(attempt + 1);
-  }
-  throw new Error(`email ${id} kept changing while being deleted`);
+    if (failed.length > 0) return AGAIN;
+    await compact(key, email.seq);
+    return true;
+  });
 }
+
+const targetOf = (email: EmailRecord): EmailTarget =>
+  email.email_list_id === null ? { kind: 'account' } : { kind: 'list', listId: email.email_list_id };
 
 /** One batch of a deleted list's keys to purge: emails, their address guards, then the page index's block items. */
 export async function listEmailKeys(accountId: string, listId: number, limit: number): Promise<Key[]> {
-  const collectionPk = emailKeys.list(accountId, listId).pk;
-  const query = async (partition: string) =>
-    (
-      await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': partition },
-          Limit: limit,
-        }),
-      )
-    ).Items ?? [];
-  const members = await query(emailKeys.membersPartition(collectionPk));
+  const collection = keys.list.key({ acct: accountId, list: listId }).pk;
+  const read = (index: typeof keys.members | typeof keys.blocks) => query({ index: index.index, partition: index.partition({ collection }) }, limit, 1);
+  const members = await read(keys.members);
   if (members.length) {
-    return members.flatMap((item) => [
-      { pk: item.pk as string, sk: item.sk as string },
-      emailKeys.listAddress(accountId, listId, item.email as string),
-    ]);
+    return members.flatMap((item) => [{ pk: item.pk as string, sk: item.sk as string }, guardKey(accountId, listId, item.email as string)]);
   }
-  return (await query(emailKeys.blocksPartition(collectionPk))).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+  return (await read(keys.blocks)).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
 }

@@ -1,5 +1,5 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, putNew, tableName } from '#shared/db/client';
+import * as z from 'zod/mini';
+import { getItem, putNew } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 
@@ -10,15 +10,15 @@ export interface Group {
   created_at: number;
 }
 
+const groupItem = z.object({ id: z.string(), account_id: z.string(), name: z.string(), created_at: z.number() });
+
 export async function createGroup(input: { accountId: string; name: string }): Promise<Group> {
   const group: Group = { id: newId('grp'), account_id: input.accountId, name: input.name, created_at: nowSeconds() };
-  await putNew({ ...keys.group(input.accountId, group.id), type: 'group', ...group });
+  await putNew({ ...keys.group.key({ acct: input.accountId, grp: group.id }), type: 'group', ...group });
   return group;
 }
 
 export async function getGroup(accountId: string, groupId: string): Promise<Group | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.group(accountId, groupId) }));
-  if (!out.Item) return undefined;
-  const { id, account_id, name, created_at } = out.Item as Group;
-  return { id, account_id, name, created_at };
+  const item = await getItem(keys.group.key({ acct: accountId, grp: groupId }));
+  return item ? groupItem.parse(item) : undefined;
 }

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
+import * as z from 'zod/mini';
+import { attr, condition, update } from '#shared/db/expression';
+import { conditionHeld, deleteItem, getItem, putItem, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
-import { isConditionFailure } from '#shared/data/errors';
+import { AGAIN, retryOnConflict } from '#shared/db/retry';
 import { nowSeconds } from '#shared/util/ids';
 
 /** Replays are honoured for 24 h; the TTL attribute lets DynamoDB drop old records. */
@@ -22,59 +23,53 @@ export type Claim =
   | { kind: 'mismatch' };
 
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
-const key = (accountId: string, idempotencyKey: string) => keys.idempotency(accountId, hash(idempotencyKey));
+const key = (accountId: string, idempotencyKey: string) => keys.idempotency.key({ acct: accountId, key_hash: hash(idempotencyKey) });
 
-/** Claims the key for this request, or tells what the earlier request with it did. */
-export async function claimIdempotencyKey(accountId: string, idempotencyKey: string, fingerprint: string, attempt = 0): Promise<Claim> {
-  const now = nowSeconds();
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...key(accountId, idempotencyKey),
-          status: 'in_progress',
-          fingerprint: hash(fingerprint),
-          lease_until: now + IN_PROGRESS_LEASE_SECONDS,
-          expires_at: now + IDEMPOTENCY_WINDOW_SECONDS,
-        },
-        // Expired records may linger until TTL deletion runs: treat them as absent.
-        ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now OR (#s = :running AND lease_until < :now)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':now': now, ':running': 'in_progress' },
-      }),
-    );
-    return { kind: 'claimed' };
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: key(accountId, idempotencyKey), ConsistentRead: true }),
+const recordItem = z.object({
+  status: z.enum(['in_progress', 'completed']),
+  fingerprint: z.string(),
+  response: z.optional(z.object({ statusCode: z.number(), body: z.string() })),
+});
+
+/**
+ * Claims the key for this request, or tells what the earlier request with it
+ * did. A record released (or expired) between the claim and the read is
+ * claimed again, a bounded number of times.
+ */
+export function claimIdempotencyKey(accountId: string, idempotencyKey: string, fingerprint: string): Promise<Claim> {
+  return retryOnConflict(
+    async () => {
+      const now = nowSeconds();
+      const claimed = await conditionHeld(
+        putItem(
+          {
+            ...key(accountId, idempotencyKey),
+            status: 'in_progress',
+            fingerprint: hash(fingerprint),
+            lease_until: now + IN_PROGRESS_LEASE_SECONDS,
+            expires_at: now + IDEMPOTENCY_WINDOW_SECONDS,
+          },
+          // Expired records may linger until TTL deletion runs: treat them as absent.
+          condition`attribute_not_exists(pk) OR expires_at < ${now} OR (${attr('status')} = ${'in_progress'} AND lease_until < ${now})`,
+        ),
+      );
+      if (claimed) return { kind: 'claimed' } as const;
+      const item = await getItem(key(accountId, idempotencyKey), true);
+      if (!item) return AGAIN;
+      const record = recordItem.parse(item);
+      if (record.fingerprint !== hash(fingerprint)) return { kind: 'mismatch' } as const;
+      if (record.status === 'in_progress') return { kind: 'in_progress' } as const;
+      return { kind: 'replay', response: record.response! } as const;
+    },
+    { exhausted: () => ({ kind: 'in_progress' }) },
   );
-  const record = out.Item;
-  // Released (or expired) between the two calls: claim again, a bounded number of times.
-  if (!record) {
-    if (attempt >= 3) return { kind: 'in_progress' };
-    return claimIdempotencyKey(accountId, idempotencyKey, fingerprint, attempt + 1);
-  }
-  if (record.fingerprint !== hash(fingerprint)) return { kind: 'mismatch' };
-  if (record.status === 'in_progress') return { kind: 'in_progress' };
-  return { kind: 'replay', response: record.response as StoredResponse };
 }
 
 export async function completeIdempotencyKey(accountId: string, idempotencyKey: string, response: StoredResponse) {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: key(accountId, idempotencyKey),
-      UpdateExpression: 'SET #s = :done, #r = :response',
-      ExpressionAttributeNames: { '#s': 'status', '#r': 'response' },
-      ExpressionAttributeValues: { ':done': 'completed', ':response': response },
-    }),
-  );
+  await updateItem(key(accountId, idempotencyKey), update().set`${attr('status')} = ${'completed'}, ${attr('response')} = ${response}`);
 }
 
 /** A failed request releases its key so the client can retry with it. */
 export async function releaseIdempotencyKey(accountId: string, idempotencyKey: string) {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: key(accountId, idempotencyKey) }));
+  await deleteItem(key(accountId, idempotencyKey));
 }

@@ -1,11 +1,11 @@
-import { GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchGet, transactWrite } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { keys, type Owner } from '#shared/db/keys';
-import { queryIndexPage, queryItems, type CursorPageRequest, type Page } from '#shared/db/paging';
+import * as z from 'zod/mini';
+import { batchGet, transactNamed, txDelete, txPut } from '#shared/db/batch';
+import { attr, condition, update } from '#shared/db/expression';
+import { getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
+import { keys, ownerValues, type Owner } from '#shared/db/keys';
+import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { touchContactUpdate } from '#shared/data/contacts';
 import { getConversation, toConversation, touchConversationUpdate, type Conversation } from '#shared/data/conversations';
-import { cancellationCodes, isConditionFailure } from '#shared/data/errors';
 import { looksLikeId } from '#shared/util/ids';
 
 export interface Attachment {
@@ -54,26 +54,41 @@ const toReactions = (stored: StoredReactions | undefined): ReactionEntry[] =>
     .sort(([a, [x]], [b, [y]]) => x - y || (a < b ? -1 : 1))
     .map(([name, [, ...contacts]]) => ({ name, contacts: [...new Set(contacts)] }));
 
-const toMessage = (item: Record<string, unknown>): Message => ({
-  id: item.id as string,
-  account_id: item.account_id as string,
-  conversation_id: item.conversation_id as string,
-  contact_id: item.contact_id as string,
-  message: item.message as string,
-  reactions: toReactions(item.reactions as StoredReactions | undefined),
-  attachments: (item.attachments as Attachment[] | undefined) ?? [],
-  read_at: (item.read_at as number | undefined) ?? null,
-  created_at: item.created_at as number,
-  updated_at: (item.updated_at as number | undefined) ?? null,
-  extras_bytes: (item.extras_bytes as number | undefined) ?? 0,
+const attachmentItem = z.object({
+  id: z.string(),
+  type: z.enum(['image', 'video', 'audio', 'file']),
+  url: z.string(),
+  name: z.nullable(z.string()),
+  mime_type: z.nullable(z.string()),
+  size: z.nullable(z.number()),
 });
 
-const isMessageItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.messageSkPrefix);
+const messageSchema = z.object({
+  id: z.string(),
+  account_id: z.string(),
+  conversation_id: z.string(),
+  contact_id: z.string(),
+  message: z.string(),
+  reactions: z.pipe(z.optional(z.record(z.string(), z.tuple([z.number()], z.string()))), z.transform(toReactions)),
+  attachments: z._default(z.array(attachmentItem), []),
+  read_at: z._default(z.nullable(z.number()), null),
+  created_at: z.number(),
+  updated_at: z._default(z.nullable(z.number()), null),
+  extras_bytes: z._default(z.number(), 0),
+});
+
+const toMessage = (item: Record<string, unknown>): Message => messageSchema.parse(item);
+
+const isMessageItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.message.skPrefix);
+
+const messageValues = (owner: Owner, conv: string, msg: string) => ({ ...ownerValues(owner), conv, msg });
+const messageKey = (owner: Owner, conv: string, msg: string) => keys.message.key(messageValues(owner, conv, msg));
+const locatorKey = (owner: Owner, msg: string) => keys.messageLocator.key({ ...ownerValues(owner), msg });
 
 /** read_at and updated_at are absent until set, so `if_not_exists` can set read_at once. */
 export const messageItem = (owner: Owner, m: Message) => ({
-  ...keys.message(owner, m.conversation_id, m.id),
-  ...keys.messageIndex(owner, m.id),
+  ...messageKey(owner, m.conversation_id, m.id),
+  ...keys.userMessages.entry(messageValues(owner, m.conversation_id, m.id)),
   type: 'message',
   id: m.id,
   account_id: m.account_id,
@@ -92,34 +107,21 @@ export const messageItem = (owner: Owner, m: Message) => ({
  * exist (any more) for this user.
  */
 export async function insertMessage(owner: Owner, m: Message): Promise<boolean> {
-  try {
-    await transactWrite({
-      TransactItems: [
-        { Put: { TableName: tableName(), Item: messageItem(owner, m), ConditionExpression: 'attribute_not_exists(pk)' } },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...keys.messageLocator(owner, m.id), conversation_id: m.conversation_id },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        { Update: touchConversationUpdate(owner, m.conversation_id, m.created_at) },
-        { Update: touchContactUpdate(m.account_id, m.contact_id, m.created_at) },
-      ],
-    });
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.[2] === 'ConditionalCheckFailed') return false;
-    throw error;
-  }
+  const isNew = condition`attribute_not_exists(pk)`;
+  const failed = await transactNamed([
+    ['message', txPut(messageItem(owner, m), isNew)],
+    ['locator', txPut({ ...locatorKey(owner, m.id), conversation_id: m.conversation_id }, isNew)],
+    ['conversation', touchConversationUpdate(owner, m.conversation_id, m.created_at)],
+    ['sender', touchContactUpdate(m.account_id, m.contact_id, m.created_at)],
+  ]);
+  if (failed.length === 0) return true;
+  if (failed.includes('conversation')) return false;
+  throw new Error(`storing a message failed on ${failed.join(', ')}`);
 }
 
 async function conversationIdOf(owner: Owner, messageId: string): Promise<string | undefined> {
   if (!looksLikeId('msg', messageId)) return undefined;
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.messageLocator(owner, messageId), ConsistentRead: true }),
-  );
-  return out.Item?.conversation_id as string | undefined;
+  return (await getItem(locatorKey(owner, messageId), true))?.conversation_id as string | undefined;
 }
 
 /** Whether the user has this message (a cursor of their message list). */
@@ -133,18 +135,15 @@ export const isUserMessage = async (owner: Owner, messageId: string) => (await c
 export async function findMessage(owner: Owner, messageId: string): Promise<Message | undefined> {
   const conversationId = await conversationIdOf(owner, messageId);
   if (!conversationId) return undefined;
-  const messageKey = keys.message(owner, conversationId, messageId);
-  const found = await batchGet([keys.conversation(owner, conversationId), messageKey], true);
-  const message = found.find((item) => item.sk === messageKey.sk);
+  const wanted = messageKey(owner, conversationId, messageId);
+  const found = await batchGet([keys.conversation.key({ ...ownerValues(owner), conv: conversationId }), wanted], true);
+  const message = found.find((item) => item.sk === wanted.sk);
   return found.length === 2 && message ? toMessage(message) : undefined;
 }
 
 export async function isMessageOf(owner: Owner, conversationId: string, messageId: string): Promise<boolean> {
   if (!looksLikeId('msg', messageId)) return false;
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.message(owner, conversationId, messageId), ConsistentRead: true }),
-  );
-  return out.Item !== undefined;
+  return (await getItem(messageKey(owner, conversationId, messageId), true)) !== undefined;
 }
 
 export interface ConversationMessages {
@@ -167,32 +166,22 @@ export async function conversationMessages(
   page: CursorPageRequest,
 ): Promise<ConversationMessages | undefined> {
   if (!looksLikeId('conv', conversationId)) return undefined;
-  const pk = keys.conversation(owner, conversationId).pk;
+  const conversation = keys.conversation.key({ ...ownerValues(owner), conv: conversationId });
   const cursor = page.startingAfter ?? page.endingBefore;
   const backwards = page.endingBefore !== undefined;
   if (cursor === undefined) {
-    const items = await queryItems(
-      { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ScanIndexForward: false },
-      page.limit + 2,
-    );
-    if (items[0]?.sk !== keys.conversation(owner, conversationId).sk) return undefined;
+    const items = await query({ partition: conversation.pk, forward: false }, page.limit + 2);
+    if (items[0]?.sk !== conversation.sk) return undefined;
     return { conversation: toConversation(items[0]), cursorFound: true, page: toPage(items.slice(1), page.limit, false) };
   }
-  const cursorSk = keys.message(owner, conversationId, cursor).sk;
-  const [conversation, items] = await Promise.all([
+  const cursorSk = messageKey(owner, conversationId, cursor).sk;
+  const [found, items] = await Promise.all([
     getConversation(owner, conversationId),
-    queryItems(
-      {
-        KeyConditionExpression: backwards ? 'pk = :pk AND sk >= :cursor' : 'pk = :pk AND sk <= :cursor',
-        ExpressionAttributeValues: { ':pk': pk, ':cursor': cursorSk },
-        ScanIndexForward: backwards,
-      },
-      page.limit + 3,
-    ),
+    query({ partition: conversation.pk, sort: [backwards ? '>=' : '<=', cursorSk], forward: backwards }, page.limit + 3),
   ]);
-  if (!conversation) return undefined;
-  if (items[0]?.sk !== cursorSk) return { conversation, cursorFound: false, page: { items: [], hasMore: false } };
-  return { conversation, cursorFound: true, page: toPage(items.slice(1), page.limit, backwards) };
+  if (!found) return undefined;
+  if (items[0]?.sk !== cursorSk) return { conversation: found, cursorFound: false, page: { items: [], hasMore: false } };
+  return { conversation: found, cursorFound: true, page: toPage(items.slice(1), page.limit, backwards) };
 }
 
 function toPage(items: Record<string, unknown>[], limit: number, backwards: boolean): Page<Message> {
@@ -203,7 +192,7 @@ function toPage(items: Record<string, unknown>[], limit: number, backwards: bool
 
 /** All of the user's messages, newest first (gsi2); may include messages of a conversation being purged. */
 export async function userMessages(owner: Owner, page: CursorPageRequest): Promise<Page<Message>> {
-  const result = await queryIndexPage({ index: 'gsi2', partitions: [keys.userMessagesPartition(owner)], ...page });
+  const result = await queryIndexPage({ index: keys.userMessages.index, partitions: [keys.userMessages.partition(ownerValues(owner))], ...page });
   return { items: result.items.map(toMessage), hasMore: result.hasMore };
 }
 
@@ -239,114 +228,57 @@ export interface MessageWrite {
  * message is gone). Answers the updated message, or 'failed' then.
  */
 export async function writeMessage(owner: Owner, current: Message, w: MessageWrite): Promise<Message | 'failed'> {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets: string[] = ['updated_at = :now'];
-  const removes: string[] = [];
-  const conditions: string[] = ['attribute_exists(pk)'];
-  values[':now'] = w.now;
-  if (w.text !== undefined) {
-    sets.push('#text = :text');
-    names['#text'] = 'message';
-    values[':text'] = w.text;
-  }
-  if (w.markRead) sets.push('read_at = if_not_exists(read_at, :now)');
+  const write = update().set`updated_at = ${w.now}`.when`attribute_exists(pk)`;
+  if (w.text !== undefined) write.set`${attr('message')} = ${w.text}`;
+  if (w.markRead) write.set`read_at = if_not_exists(read_at, ${w.now})`;
   if (w.reactions) {
-    if (w.reactions.clearAll) {
-      sets.push('reactions = :no_reactions');
-      values[':no_reactions'] = {};
-    }
+    if (w.reactions.clearAll) write.set`reactions = ${{}}`;
     // Names first added by this request follow each other in request order.
     const seq = Date.now() * 100;
     w.reactions.ops.forEach((op, i) => {
-      const path = `reactions.#r${i}`;
-      names[`#r${i}`] = op.name;
-      if (op.kind === 'remove') removes.push(path);
-      else if (op.kind === 'replace') {
-        sets.push(`${path} = :r${i}`);
-        values[`:r${i}`] = [seq + i, ...op.contacts];
-      } else {
-        sets.push(`${path} = list_append(if_not_exists(${path}, :r${i}_new), :r${i})`);
-        values[`:r${i}_new`] = [seq + i];
-        values[`:r${i}`] = op.contacts;
+      const name = attr(op.name);
+      if (op.kind === 'remove') write.remove`reactions.${name}`;
+      else if (op.kind === 'replace') write.set`reactions.${name} = ${[seq + i, ...op.contacts]}`;
+      else {
+        write.set`reactions.${name} = list_append(if_not_exists(reactions.${name}, ${[seq + i]}), ${op.contacts})`;
         // The list holds the seq too: at most `contactsPerName` contacts after the append.
-        conditions.push(`(attribute_not_exists(${path}) OR size(${path}) <= :r${i}_max)`);
-        values[`:r${i}_max`] = w.limits.contactsPerName + 1 - op.contacts.length;
+        write.when`(attribute_not_exists(reactions.${name}) OR size(reactions.${name}) <= ${w.limits.contactsPerName + 1 - op.contacts.length})`;
       }
     });
-    if (w.reactions.namesAdded > 0) {
-      conditions.push('size(reactions) <= :names_max');
-      values[':names_max'] = w.limits.names - w.reactions.namesAdded;
-    }
+    if (w.reactions.namesAdded > 0) write.when`size(reactions) <= ${w.limits.names - w.reactions.namesAdded}`;
   }
-  if (w.attachments?.clear) {
-    sets.push('attachments = :no_attachments');
-    values[':no_attachments'] = [];
-  } else if (w.attachments && w.attachments.append.length > 0) {
-    sets.push('attachments = list_append(attachments, :attachments)');
-    values[':attachments'] = w.attachments.append;
-    conditions.push('size(attachments) <= :attachments_max');
-    values[':attachments_max'] = w.limits.attachments - w.attachments.append.length;
+  if (w.attachments?.clear) write.set`attachments = ${[]}`;
+  else if (w.attachments && w.attachments.append.length > 0) {
+    write.set`attachments = list_append(attachments, ${w.attachments.append})`;
+    write.when`size(attachments) <= ${w.limits.attachments - w.attachments.append.length}`;
   }
-  let add = '';
   if (w.bytesDelta !== 0) {
-    add = ' ADD extras_bytes :bytes';
-    values[':bytes'] = w.bytesDelta;
-    if (w.bytesDelta > 0) {
-      conditions.push('extras_bytes <= :bytes_max');
-      values[':bytes_max'] = w.limits.extrasBytes - w.bytesDelta;
-    }
+    write.add`extras_bytes ${w.bytesDelta}`;
+    if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
   }
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.message(owner, current.conversation_id, current.id),
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${add}`,
-        ConditionExpression: conditions.join(' AND '),
-        ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return toMessage(out.Attributes!);
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    return 'failed';
-  }
+  const out = await unlessConditionFails(updateItem(messageKey(owner, current.conversation_id, current.id), write, 'ALL_NEW'));
+  return out ? toMessage(out) : 'failed';
 }
 
 /** Deletes the message and its locator. Returns false when it was not there. */
 export async function deleteMessage(owner: Owner, conversationId: string, id: string): Promise<boolean> {
-  try {
-    await transactWrite({
-      TransactItems: [
-        { Delete: { TableName: tableName(), Key: keys.message(owner, conversationId, id), ConditionExpression: 'attribute_exists(pk)' } },
-        { Delete: { TableName: tableName(), Key: keys.messageLocator(owner, id) } },
-      ],
-    });
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
-    throw error;
-  }
+  const failed = await transactNamed([
+    ['message', txDelete(messageKey(owner, conversationId, id), condition`attribute_exists(pk)`)],
+    ['locator', txDelete(locatorKey(owner, id))],
+  ]);
+  return failed.length === 0;
 }
 
 /** One batch of a deleted conversation's items to purge: up to `limit` messages and their locators. */
-export async function conversationMessageKeys(
-  owner: Owner,
-  conversationId: string,
-  limit: number,
-): Promise<{ pk: string; sk: string }[]> {
-  const input: Omit<QueryCommandInput, 'TableName'> = {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :messages)',
-    ExpressionAttributeValues: { ':pk': keys.conversation(owner, conversationId).pk, ':messages': keys.messageSkPrefix },
-    ProjectionExpression: 'pk, sk, id',
-    Limit: limit,
-  };
-  const out = await db().send(new QueryCommand({ TableName: tableName(), ...input }));
-  return (out.Items ?? []).flatMap((item) => [
-    { pk: item.pk as string, sk: item.sk as string },
-    keys.messageLocator(owner, item.id as string),
-  ]);
+export async function conversationMessageKeys(owner: Owner, conversationId: string, limit: number): Promise<Key[]> {
+  const items = await query(
+    {
+      partition: keys.message.partition({ ...ownerValues(owner), conv: conversationId }),
+      sort: ['begins_with', keys.message.skPrefix],
+      projection: 'pk, sk, id',
+    },
+    limit,
+    1,
+  );
+  return items.flatMap((item) => [{ pk: item.pk as string, sk: item.sk as string }, locatorKey(owner, item.id as string)]);
 }

@@ -1,6 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
-import { emailKeys } from '#shared/db/keys';
+import { update } from '#shared/db/expression';
+import { updateItem } from '#shared/db/items';
+import { keys } from '#shared/db/keys';
 
 /**
  * Numeric ids for emails and lists, hi/lo style: a container takes a block
@@ -21,16 +21,8 @@ let taking: Promise<void> | undefined;
 
 /** One block: ids `start` to `end - 1`. The counter starts at 1, so ids are never 0. */
 export async function takeIdBlock(): Promise<{ start: number; end: number }> {
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: emailKeys.idBlocks(),
-      UpdateExpression: 'ADD next_block :one',
-      ExpressionAttributeValues: { ':one': 1 },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  const block = Number(out.Attributes!.next_block);
+  const out = await updateItem(keys.idBlocks.key(), update().add`next_block ${1}`, 'UPDATED_NEW');
+  const block = Number(out.next_block);
   return { start: block * BLOCK_SIZE, end: (block + 1) * BLOCK_SIZE };
 }
 

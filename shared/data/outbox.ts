@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '#shared/data/errors';
-import { batchDelete, batchPut } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { emailKeys, pad } from '#shared/db/keys';
-import { newDeltaToken, type Deltas, type Key } from '#shared/data/collections';
+import * as z from 'zod/mini';
+import { batchDelete, batchPut, txPut, txUpdate, type TransactItem } from '#shared/db/batch';
+import { update } from '#shared/db/expression';
+import { conditionHeld, deleteItem, putItem, query, updateItem, type Key } from '#shared/db/items';
+import { OUTBOX_SHARDS, keys, outboxShard } from '#shared/db/keys';
+import { newDeltaToken, type Deltas } from '#shared/data/collections';
 
 /**
  * The transactional outbox: the same transaction that stores emails (or a
@@ -60,16 +60,15 @@ export function outboxPut(accountId: string, input: OutboxInput) {
     deltas: input.deltas,
   };
   const index = input.awaiting
-    ? { ...emailKeys.outboxAwaiting(accountId, now), gsi1pk: emailKeys.outboxAwaitingAll, gsi1sk: pad(now) }
-    : emailKeys.outboxReady(item.outbox_id, now);
-  return {
-    item,
-    put: { TableName: tableName(), Item: { ...emailKeys.outbox(accountId, item.outbox_id), type: 'outbox', ...index, ...item } },
-  };
+    ? { ...keys.awaitingOutboxes.entry({ acct: accountId, ms: now }), ...keys.allAwaitingOutboxes.entry({ ms: now }) }
+    : keys.readyOutboxes.entry({ shard: outboxShard(item.outbox_id), ms: now });
+  return { item, put: txPut({ ...outboxKey(item), type: 'outbox', ...index, ...item }) as TransactItem };
 }
 
+const outboxKey = (item: Pick<OutboxItem, 'account_id' | 'outbox_id'>) => keys.outbox.key({ acct: item.account_id, uuid: item.outbox_id });
+
 export async function deleteOutbox(item: OutboxItem): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: emailKeys.outbox(item.account_id, item.outbox_id) }));
+  await deleteItem(outboxKey(item));
 }
 
 /**
@@ -83,96 +82,79 @@ export const DUE_AFTER_MS = 30 * 60_000;
 export async function markDispatched(items: OutboxItem[], dueMs = Date.now() + DUE_AFTER_MS): Promise<void> {
   const puts = items.map((item) => {
     const { deltas: _applied, ...kept } = item;
-    return { ...emailKeys.outbox(item.account_id, item.outbox_id), type: 'outbox', ...emailKeys.outboxDue(item.outbox_id, dueMs), ...kept };
+    return { ...outboxKey(item), type: 'outbox', ...keys.dueOutboxes.entry({ shard: outboxShard(item.outbox_id), ms: dueMs }), ...kept };
   });
-  if (puts.length === 1) await db().send(new PutCommand({ TableName: tableName(), Item: puts[0]! }));
+  if (puts.length === 1) await putItem(puts[0]!);
   else if (puts.length) await batchPut(puts);
 }
 
 /** Queued outboxes that came due before `beforeMs`: their emails should be finished by now. */
 export async function dueOutboxes(beforeMs: number, limit = 100): Promise<OutboxItem[]> {
-  const shards = await Promise.all(emailKeys.outboxDuePartitions().map((partition) => queryIndex('gsi2', partition, beforeMs, limit)));
-  return shards.flat();
+  return queryShards(keys.dueOutboxes, beforeMs, limit);
 }
 
 export async function deleteOutboxes(items: OutboxItem[]): Promise<void> {
   if (items.length === 0) return;
   if (items.length === 1) return deleteOutbox(items[0]!);
-  await batchDelete(items.map((o) => emailKeys.outbox(o.account_id, o.outbox_id)));
+  await batchDelete(items.map(outboxKey));
 }
 
 /** A held outbox keeps its work but no longer its counts, once they are applied. */
 export async function dropOutboxDeltas(item: OutboxItem): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: emailKeys.outbox(item.account_id, item.outbox_id),
-        UpdateExpression: 'REMOVE deltas',
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await conditionHeld(updateItem(outboxKey(item), update().remove`deltas`.when`attribute_exists(pk)`));
 }
 
-const toOutbox = (i: Record<string, unknown>): OutboxItem => ({
-  account_id: i.account_id as string,
-  outbox_id: i.outbox_id as string,
-  email_ids: (i.email_ids as number[]).map(Number),
-  ...(Array.isArray(i.addresses)
-    ? {
-        addresses: i.addresses as string[],
-        seqs: (i.seqs as number[] | undefined)?.map(Number),
-        list_id: i.list_id === null || i.list_id === undefined ? null : Number(i.list_id),
-        emails_created_at: i.emails_created_at === undefined ? undefined : Number(i.emails_created_at),
-      }
-    : {}),
-  created_at_ms: Number(i.created_at_ms),
-  awaiting: i.awaiting === true,
-  collection: i.collection as Key,
-  collection_must_exist: i.collection_must_exist === true,
-  token: i.token as string,
-  ...(i.deltas ? { deltas: i.deltas as Deltas } : {}),
+const outboxItem = z.object({
+  account_id: z.string(),
+  outbox_id: z.string(),
+  email_ids: z.array(z.number()),
+  addresses: z.optional(z.array(z.string())),
+  seqs: z.optional(z.array(z.number())),
+  list_id: z.optional(z.nullable(z.number())),
+  emails_created_at: z.optional(z.number()),
+  created_at_ms: z.number(),
+  awaiting: z.boolean(),
+  collection: z.object({ pk: z.string(), sk: z.string() }),
+  collection_must_exist: z.boolean(),
+  token: z.string(),
+  // Written by this module only (outboxPut): its shape is the Deltas type's.
+  deltas: z.optional(z.custom<Deltas>((value) => typeof value === 'object' && value !== null)),
 });
 
-async function queryIndex(index: 'gsi1' | 'gsi2', partition: string, beforeMs: number, limit: number) {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: index,
-      KeyConditionExpression: `${index}pk = :pk AND ${index}sk < :before`,
-      ExpressionAttributeValues: { ':pk': partition, ':before': pad(beforeMs) },
-      Limit: limit,
-    }),
-  );
-  return (out.Items ?? []).map(toOutbox);
+const toOutbox = (item: Record<string, unknown>): OutboxItem => outboxItem.parse(item);
+
+type OutboxIndex = typeof keys.awaitingOutboxes | typeof keys.allAwaitingOutboxes | typeof keys.readyOutboxes | typeof keys.dueOutboxes;
+
+async function queryIndex(index: OutboxIndex, partition: string, beforeMs: number, limit: number): Promise<OutboxItem[]> {
+  const items = await query({ index: index.index, partition, sort: ['<', index.sortKey({ ms: beforeMs })] }, limit, 1);
+  return items.map(toOutbox);
+}
+
+/** One query per shard of a sharded outbox index, in parallel. */
+async function queryShards(index: typeof keys.readyOutboxes | typeof keys.dueOutboxes, beforeMs: number, limit: number) {
+  const shards = Array.from({ length: OUTBOX_SHARDS }, (_, shard) => queryIndex(index, index.partition({ shard }), beforeMs, limit));
+  return (await Promise.all(shards)).flat();
 }
 
 /** Outboxes that should have been sent by now (their request crashed or lost the queue). */
 export async function strandedOutboxes(olderThanMs: number, limit = 100): Promise<OutboxItem[]> {
-  const shards = await Promise.all(
-    emailKeys.outboxReadyPartitions().map((partition) => queryIndex('gsi2', partition, Date.now() - olderThanMs, limit)),
-  );
-  return shards.flat();
+  return queryShards(keys.readyOutboxes, Date.now() - olderThanMs, limit);
 }
 
 /** One account's work waiting for credits, oldest first. */
 export const awaitingOutboxes = (accountId: string, limit = 100) =>
-  queryIndex('gsi2', emailKeys.outboxAwaitingPartition(accountId), Date.now() + 1, limit);
+  queryIndex(keys.awaitingOutboxes, keys.awaitingOutboxes.partition({ acct: accountId }), Date.now() + 1, limit);
 
 /** Every account's work waiting for credits (the sweeper retries them). */
-export const allAwaitingOutboxes = (limit = 100) => queryIndex('gsi1', emailKeys.outboxAwaitingAll, Date.now() + 1, limit);
+export const allAwaitingOutboxes = (limit = 100) =>
+  queryIndex(keys.allAwaitingOutboxes, keys.allAwaitingOutboxes.partition(), Date.now() + 1, limit);
 
 /** Transaction part: an awaiting outbox becomes ready to send. */
-export const outboxReadyUpdate = (item: OutboxItem) => {
-  const ready = emailKeys.outboxReady(item.outbox_id, item.created_at_ms);
-  return {
-    TableName: tableName(),
-    Key: emailKeys.outbox(item.account_id, item.outbox_id),
-    UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk, awaiting = :false REMOVE gsi1pk, gsi1sk',
-    ConditionExpression: 'awaiting = :true',
-    ExpressionAttributeValues: { ':pk': ready.gsi2pk, ':sk': ready.gsi2sk, ':false': false, ':true': true },
-  };
+export const outboxReadyUpdate = (item: OutboxItem): TransactItem => {
+  const ready = keys.readyOutboxes.entry({ shard: outboxShard(item.outbox_id), ms: item.created_at_ms });
+  const release = update()
+    .set`gsi2pk = ${ready.gsi2pk}, gsi2sk = ${ready.gsi2sk}, awaiting = ${false}`
+    .remove`gsi1pk, gsi1sk`
+    .when`awaiting = ${true}`;
+  return txUpdate(outboxKey(item), release);
 };

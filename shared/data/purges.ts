@@ -1,7 +1,6 @@
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '#shared/data/errors';
-import type { TransactItems } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
+import { txPut, type TransactItem } from '#shared/db/batch';
+import { update } from '#shared/db/expression';
+import { conditionHeld, deleteItem, getItem, query, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 
 /** Deleting a parent removes it at once and its children in batches (see shared/purge.ts). */
@@ -14,20 +13,20 @@ export type PurgeJob = (
 };
 
 const parentOf = (job: PurgeJob) => (job.kind === 'purge-conversation' ? `CONV#${job.conversationId}` : `LIST#${job.listId}`);
-const keyOf = (job: PurgeJob) => keys.purge(job.accountId, parentOf(job));
+const keyOf = (job: PurgeJob) => keys.purge.key({ acct: job.accountId, parent: parentOf(job) });
 
 /**
  * Transaction part written with the parent's delete: the purge is then on
  * record however the request ends, and the sweeper finishes what it left.
  */
-export function purgeRecordPut(job: PurgeJob): TransactItems[number] {
+export function purgeRecordPut(job: PurgeJob): TransactItem {
   const now = Date.now();
-  return { Put: { TableName: tableName(), Item: { ...keyOf(job), ...keys.purgePending(now), type: 'purge', job, created_at_ms: now } } };
+  return txPut({ ...keyOf(job), ...keys.pendingPurges.entry({ ms: now }), type: 'purge', job, created_at_ms: now });
 }
 
 export async function purgeStartedAt(job: PurgeJob): Promise<number | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keyOf(job), ConsistentRead: true }));
-  return out.Item ? Number(out.Item.created_at_ms) : undefined;
+  const item = await getItem(keyOf(job), true);
+  return item ? Number(item.created_at_ms) : undefined;
 }
 
 /** How long a chain holds a purge after each claim: longer than one hop (a worker run plus the queue's delivery). */
@@ -40,55 +39,25 @@ export const PURGE_LEASE_MS = 3 * 60_000;
  */
 export async function claimPurge(job: PurgeJob, chain: string): Promise<boolean> {
   const now = Date.now();
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keyOf(job),
-        UpdateExpression: 'SET lease_owner = :chain, lease_until = :until',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < :now OR lease_owner = :chain)',
-        ExpressionAttributeValues: { ':chain': chain, ':until': now + PURGE_LEASE_MS, ':now': now },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  const claim = update()
+    .set`lease_owner = ${chain}, lease_until = ${now + PURGE_LEASE_MS}`
+    .when`attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < ${now} OR lease_owner = ${chain})`;
+  return conditionHeld(updateItem(keyOf(job), claim));
 }
 
 /** A chain that found nothing left but must wait for the settle time lets the sweeper take the purge up again. */
 export async function releasePurge(job: PurgeJob, chain: string): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keyOf(job),
-        UpdateExpression: 'REMOVE lease_owner, lease_until',
-        ConditionExpression: 'lease_owner = :chain',
-        ExpressionAttributeValues: { ':chain': chain },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await conditionHeld(updateItem(keyOf(job), update().remove`lease_owner, lease_until`.when`lease_owner = ${chain}`));
 }
 
 export async function deletePurgeRecord(job: PurgeJob): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keyOf(job) }));
+  await deleteItem(keyOf(job));
 }
 
 /** Purges started before `beforeMs`, not yet finished, and with no chain holding them, oldest first. */
 export async function unfinishedPurges(beforeMs: number, limit = 100): Promise<PurgeJob[]> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
-      ExpressionAttributeValues: { ':pk': keys.purgePendingPartition, ':before': keys.purgePending(beforeMs).gsi2sk },
-      Limit: limit,
-    }),
-  );
+  const pending = keys.pendingPurges;
+  const items = await query({ index: pending.index, partition: pending.partition(), sort: ['<', pending.sortKey({ ms: beforeMs })] }, limit, 1);
   const now = Date.now();
-  return (out.Items ?? []).filter((item) => !(Number(item.lease_until) >= now)).map((item) => item.job as PurgeJob);
+  return items.filter((item) => !(Number(item.lease_until) >= now)).map((item) => item.job as PurgeJob);
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, putNew, tableName } from '#shared/db/client';
+import * as z from 'zod/mini';
+import { update } from '#shared/db/expression';
+import { conditionHeld, getItem, putNew, query, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 
@@ -26,8 +27,9 @@ export async function issueTokenWithId(principal: Principal): Promise<{ token: s
   const token = generateToken();
   const id = newId('tkn');
   await putNew({
-    ...keys.token(hashToken(token)),
-    ...keys.tokenIndexes(principal.accountId, id),
+    ...keys.token.key({ token_hash: hashToken(token) }),
+    ...keys.accountTokens.entry({ acct: principal.accountId, tkn: id }),
+    ...keys.tokenById.entry({ tkn: id }),
     type: 'token',
     token_id: id,
     account_id: principal.accountId,
@@ -45,76 +47,41 @@ export interface TokenInfo {
   revoked_at: number | null;
 }
 
-const tokenInfo = (item: Record<string, unknown>): TokenInfo => ({
-  id: item.token_id as string,
-  contact_id: item.contact_id as string,
-  created_at: item.created_at as number,
-  revoked_at: (item.revoked_at as number | undefined) ?? null,
-});
+const listedToken = z.object({ token_id: z.string(), contact_id: z.string(), created_at: z.number(), revoked_at: z.optional(z.number()) });
+
+const tokenInfo = (item: Record<string, unknown>): TokenInfo => {
+  const stored = listedToken.parse(item);
+  return { id: stored.token_id, contact_id: stored.contact_id, created_at: stored.created_at, revoked_at: stored.revoked_at ?? null };
+};
 
 /** An account's tokens, oldest first (tokens issued before ids existed have none and are not listed). */
 export async function listTokens(accountId: string, limit = 1000): Promise<TokenInfo[]> {
-  const tokens: TokenInfo[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.tokensPartition(accountId) },
-        Limit: limit - tokens.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    tokens.push(...(out.Items ?? []).map(tokenInfo));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey && tokens.length < limit);
-  return tokens;
+  const items = await query({ index: keys.accountTokens.index, partition: keys.accountTokens.partition({ acct: accountId }) }, limit);
+  return items.map(tokenInfo);
 }
 
 /** Revokes the token with this id; false when there is none. */
 export async function revokeTokenById(tokenId: string): Promise<boolean> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.tokenIdPartition(tokenId) },
-      Limit: 1,
-    }),
-  );
-  const item = out.Items?.[0];
-  return item ? revokeHashed(item.pk as string) : false;
+  const [item] = await query({ index: keys.tokenById.index, partition: keys.tokenById.partition({ tkn: tokenId }) }, 1);
+  return item ? revokeKey({ pk: item.pk as string, sk: item.sk as string }) : false;
 }
+
+const tokenItem = z.object({ account_id: z.string(), contact_id: z.string(), revoked_at: z.optional(z.number()) });
 
 export async function findPrincipal(token: string): Promise<Principal | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
   // Consistent, so a revoked token stops working on the very next request.
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }),
-  );
-  if (!out.Item || out.Item.revoked_at !== undefined) return undefined;
-  return { accountId: out.Item.account_id as string, contactId: out.Item.contact_id as string };
+  const item = await getItem(keys.token.key({ token_hash: hashToken(token) }), true);
+  if (!item) return undefined;
+  const stored = tokenItem.parse(item);
+  if (stored.revoked_at !== undefined) return undefined;
+  return { accountId: stored.account_id, contactId: stored.contact_id };
 }
 
 /** Returns false when no such token was ever issued. */
-export const revokeToken = (token: string): Promise<boolean> => revokeHashed(keys.token(hashToken(token)).pk);
+export const revokeToken = (token: string): Promise<boolean> => revokeKey(keys.token.key({ token_hash: hashToken(token) }));
 
-async function revokeHashed(pk: string): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: { pk, sk: keys.token('').sk },
-        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': nowSeconds() },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-    throw error;
-  }
+function revokeKey(key: { pk: string; sk: string }): Promise<boolean> {
+  const changes = update().set`revoked_at = if_not_exists(revoked_at, ${nowSeconds()})`.when`attribute_exists(pk)`;
+  return conditionHeld(updateItem(key, changes));
 }

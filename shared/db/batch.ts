@@ -1,8 +1,9 @@
 import { BatchGetCommand, BatchWriteCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes } from '#shared/data/errors';
 import { db, tableName } from '#shared/db/client';
-
-type Key = { pk: string; sk: string };
+import { cancellationCodes } from '#shared/db/errors';
+import type { Condition, Update } from '#shared/db/expression';
+import type { Key, KeyedItem } from '#shared/db/items';
+import { backoff, retryOnConflict } from '#shared/db/retry';
 
 const chunks = <T>(list: T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, i * size + size));
@@ -31,7 +32,7 @@ export async function batchGet(keyList: Key[], consistent = false): Promise<Reco
 export const batchDelete = (keyList: Key[]) => batchWrite(keyList.map((Key) => ({ DeleteRequest: { Key } })));
 
 /** BatchWrite puts (unconditional), 25 at a time, retrying unprocessed items. */
-export const batchPut = (items: (Key & Record<string, unknown>)[]) => batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
+export const batchPut = (items: KeyedItem[]) => batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
 
 type WriteRequest = { DeleteRequest: { Key: Key } } | { PutRequest: { Item: Record<string, unknown> } };
 
@@ -57,37 +58,43 @@ async function writeBatch(chunk: WriteRequest[]): Promise<void> {
   }
 }
 
-/**
- * TransactWrite, retried when DynamoDB cancels it only because another
- * transaction touched the same item (TransactionConflict), which is routine
- * under concurrent sends to one conversation.
- */
-export type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
+/** One item of a transaction; built by the helpers below, which name the table. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type TransactItems = TransactItem[];
 
-export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await db().send(new TransactWriteCommand(input));
-      return;
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      const conflictOnly = codes?.includes('TransactionConflict') && codes.every((c) => c === 'TransactionConflict' || c === 'None' || c === undefined);
-      if (!conflictOnly || attempt >= 4) throw error;
-      await backoff(attempt + 1);
-    }
-  }
+export const txPut = (item: KeyedItem, when?: Condition): TransactItem => ({ Put: { TableName: tableName(), Item: item, ...when?.input() } });
+export const txUpdate = (key: Key, changes: Update): TransactItem => ({ Update: { TableName: tableName(), Key: key, ...changes.input() } });
+export const txDelete = (key: Key, when?: Condition): TransactItem => ({ Delete: { TableName: tableName(), Key: key, ...when?.input() } });
+export const txCheck = (key: Key, when: Condition): TransactItem => {
+  const { ConditionExpression, ...rest } = when.input();
+  return { ConditionCheck: { TableName: tableName(), Key: key, ConditionExpression: ConditionExpression!, ...rest } };
+};
+
+/**
+ * TransactWrite, retried (retryOnConflict) when DynamoDB cancels it only
+ * because another transaction touched the same item (TransactionConflict),
+ * which is routine under concurrent sends to one conversation.
+ */
+export async function transactWrite(input: TransactWriteCommandInput, tries?: number): Promise<void> {
+  await retryOnConflict(async () => {
+    await db().send(new TransactWriteCommand(input));
+  }, { tries });
 }
 
 /** Transaction items addressed by name, so a cancellation's reasons never depend on their order. */
-export type NamedItems = [name: string, item: TransactItems[number]][];
+export type NamedItems = [name: string, item: TransactItem][];
+
+/** Names a list of parts `prefix:0`, `prefix:1`, … */
+export const namedParts = (prefix: string, items: TransactItems): NamedItems => items.map((item, i) => [`${prefix}:${i}`, item]);
 
 /**
- * Runs a transaction (conflicts retried as above). Resolves to the names of
- * the items whose condition failed, empty when it committed.
+ * Runs a transaction (conflicts retried as above, `tries` times in all).
+ * Resolves to the names of the items whose condition failed, empty when it
+ * committed.
  */
-export async function transactNamed(items: NamedItems): Promise<string[]> {
+export async function transactNamed(items: NamedItems, tries?: number): Promise<string[]> {
   try {
-    await transactWrite({ TransactItems: items.map(([, item]) => item) });
+    await transactWrite({ TransactItems: items.map(([, item]) => item) }, tries);
     return [];
   } catch (error) {
     const codes = cancellationCodes(error);
@@ -95,6 +102,3 @@ export async function transactNamed(items: NamedItems): Promise<string[]> {
     return items.filter((_, i) => codes[i] === 'ConditionalCheckFailed').map(([name]) => name);
   }
 }
-
-export const backoff = (attempt: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt) * Math.random()));

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config';
 
 let client: DynamoDBDocumentClient | undefined;
@@ -19,9 +19,4 @@ export const tableName = () => config().tableName;
 
 export function resetDb(): void {
   client = undefined;
-}
-
-/** Stores a new item; the condition turns an (astronomically unlikely) id collision into an error, not an overwrite. */
-export async function putNew(item: Record<string, unknown> & { pk: string; sk: string }): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 }

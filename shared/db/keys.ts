@@ -1,20 +1,23 @@
+import { indexKey, tableKey } from '#shared/db/key-template';
+
 /**
- * The single-table key design, written once. docs/data-model.md describes the
- * same table; every data-access module builds its keys through these helpers.
+ * The single-table key design, written once: each access pattern is one
+ * declaration (see key-template.ts), the item's keys and the query's
+ * partition both come from it. docs/data-model.md shows the same templates
+ * with the same placeholders; a test holds the two equal.
  *
  * Every partition key of tenant data starts with the account id, so a read
  * with another account's id can only miss (404), never leak.
  */
-const acc = (accountId: string) => `ACC#${accountId}`;
 
 /** The authenticated user: a token's account and contact. */
 export interface Owner {
   accountId: string;
   contactId: string;
 }
-const ownerOf = (owner: Owner) => `${acc(owner.accountId)}#USER#${owner.contactId}`;
-const conversationPk = (owner: Owner, conversationId: string) => `${ownerOf(owner)}#CONV#${conversationId}`;
-const MESSAGE_SK_PREFIX = '#MSG#';
+
+/** The placeholders of a user's keys. */
+export const ownerValues = (owner: Owner) => ({ acct: owner.accountId, user: owner.contactId });
 
 /** The filterable state of a conversation, one gsi2 partition per combination (8 in all). */
 export interface ConversationState {
@@ -23,123 +26,77 @@ export interface ConversationState {
   archived: boolean;
 }
 const bit = (on: boolean) => (on ? '1' : '0');
-const conversationStatePartition = (owner: Owner, s: ConversationState) =>
-  `${ownerOf(owner)}#CONVS#M${bit(s.muted)}P${bit(s.pinned)}A${bit(s.archived)}`;
+/** `<state>` of the conversation state partitions. */
+export const stateCode = (s: ConversationState) => `M${bit(s.muted)}P${bit(s.pinned)}A${bit(s.archived)}`;
+
+/** Ready and queued outboxes spread over this many index partitions, so no one of them takes every add. */
+export const OUTBOX_SHARDS = 8;
+/** `<shard>` of an outbox's index entries. */
+export const outboxShard = (outboxId: string) => parseInt(outboxId.slice(0, 2), 16) % OUTBOX_SHARDS;
 
 export const keys = {
-  account: (accountId: string) => ({ pk: acc(accountId), sk: 'ACCOUNT' }),
-  contact: (accountId: string, contactId: string) => ({ pk: acc(accountId), sk: `CONTACT#${contactId}` }),
-  group: (accountId: string, groupId: string) => ({ pk: acc(accountId), sk: `GROUP#${groupId}` }),
+  account: tableKey('ACC#<acct>', 'ACCOUNT'),
+  contact: tableKey('ACC#<acct>', 'CONTACT#<ct>'),
+  group: tableKey('ACC#<acct>', 'GROUP#<grp>'),
   /** Looked up by hash alone: the bearer token is the only thing a request brings. */
-  token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
-  /** gsi1: an account's tokens by id (creation order), for the admin list; gsi2: one token by its id, to revoke it. */
-  tokenIndexes: (accountId: string, tokenId: string) => ({
-    gsi1pk: `${acc(accountId)}#TOKENS`,
-    gsi1sk: tokenId,
-    gsi2pk: `TOKENID#${tokenId}`,
-    gsi2sk: 'TOKEN',
-  }),
-  tokensPartition: (accountId: string) => `${acc(accountId)}#TOKENS`,
-  tokenIdPartition: (tokenId: string) => `TOKENID#${tokenId}`,
+  token: tableKey('TOKEN#<token_hash>', 'TOKEN'),
+  /** gsi1: an account's tokens by id (creation order), for the admin list. */
+  accountTokens: indexKey('gsi1', 'ACC#<acct>#TOKENS', '<tkn>'),
+  /** gsi2: one token by its id, to revoke it. */
+  tokenById: indexKey('gsi2', 'TOKENID#<tkn>', 'TOKEN'),
 
-  /** Conversations and the messages in them belong to one user: the token's contact (see ownerOf). */
-  conversation: (owner: Owner, conversationId: string) => ({ pk: conversationPk(owner, conversationId), sk: 'CONV' }),
-  /**
-   * gsi1: the user's conversations, newest first by id. gsi2: the same, split
-   * by state (muted, pinned, archived), so every filter reads only matches.
-   */
-  conversationIndexes: (owner: Owner, conversationId: string, state: ConversationState) => ({
-    gsi1pk: `${ownerOf(owner)}#CONVS`,
-    gsi1sk: conversationId,
-    gsi2pk: conversationStatePartition(owner, state),
-    gsi2sk: conversationId,
-  }),
-  conversationsPartition: (owner: Owner) => `${ownerOf(owner)}#CONVS`,
-  conversationStatePartition: (owner: Owner, state: ConversationState) => conversationStatePartition(owner, state),
+  /** Conversations and the messages in them belong to one user: the token's contact. */
+  conversation: tableKey('ACC#<acct>#USER#<user>#CONV#<conv>', 'CONV'),
+  /** gsi1: the user's conversations, newest first by id. */
+  conversations: indexKey('gsi1', 'ACC#<acct>#USER#<user>#CONVS', '<conv>'),
+  /** gsi2: the same, split by state (muted, pinned, archived), so every filter reads only matches. */
+  conversationsInState: indexKey('gsi2', 'ACC#<acct>#USER#<user>#CONVS#<state>', '<conv>'),
   /** Uniqueness guard: one conversation per contact or group per user. */
-  conversationTarget: (owner: Owner, targetId: string) => ({
-    pk: `${ownerOf(owner)}#CONVFOR#${targetId}`,
-    sk: 'CONVFOR',
-  }),
+  conversationTarget: tableKey('ACC#<acct>#USER#<user>#CONVFOR#<target>', 'CONVFOR'),
 
   /**
    * A message lives in its conversation's partition, sorted below the
    * conversation item (`#` < `C`): one newest-first Query returns the
    * conversation, proving it exists and is the caller's, then its messages.
    */
-  message: (owner: Owner, conversationId: string, messageId: string) => ({
-    pk: conversationPk(owner, conversationId),
-    sk: `${MESSAGE_SK_PREFIX}${messageId}`,
-  }),
-  messageSkPrefix: MESSAGE_SK_PREFIX,
+  message: tableKey('ACC#<acct>#USER#<user>#CONV#<conv>', '#MSG#<msg>'),
   /** Finds a message's conversation from the message id alone (the path of /v1/messages/{id}). */
-  messageLocator: (owner: Owner, messageId: string) => ({ pk: `${ownerOf(owner)}#MSG#${messageId}`, sk: 'MSG' }),
+  messageLocator: tableKey('ACC#<acct>#USER#<user>#MSG#<msg>', 'MSG'),
   /** gsi2: all of a user's messages, newest first. */
-  messageIndex: (owner: Owner, messageId: string) => ({ gsi2pk: `${ownerOf(owner)}#MSGS`, gsi2sk: messageId }),
-  userMessagesPartition: (owner: Owner) => `${ownerOf(owner)}#MSGS`,
+  userMessages: indexKey('gsi2', 'ACC#<acct>#USER#<user>#MSGS', '<msg>'),
 
-  idempotency: (accountId: string, keyHash: string) => ({ pk: `${acc(accountId)}#IDEM#${keyHash}`, sk: 'IDEM' }),
+  idempotency: tableKey('ACC#<acct>#IDEM#<key_hash>', 'IDEM'),
 
-  /** A deletion whose children (messages, emails) are still being purged; gsi2 lets the sweeper finish it. */
-  purge: (accountId: string, parent: string) => ({ pk: `${acc(accountId)}#PURGE#${parent}`, sk: 'PURGE' }),
-  purgePending: (createdAtMs: number) => ({ gsi2pk: 'PURGE#PENDING', gsi2sk: pad(createdAtMs) }),
-  purgePendingPartition: 'PURGE#PENDING',
-} as const;
+  /** A deletion whose children (messages, emails) are still being purged; `<parent>` is `CONV#<conv>` or `LIST#<list>`. */
+  purge: tableKey('ACC#<acct>#PURGE#<parent>', 'PURGE'),
+  /** gsi2: unfinished purges, oldest first, so the sweeper finishes them. */
+  pendingPurges: indexKey('gsi2', 'PURGE#PENDING', '<ms>'),
 
-/** Strips key attributes so a stored item can be mapped to a record. */
-export function withoutKeys<T extends Record<string, unknown>>(item: T) {
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, ...rest } = item;
-  return rest;
-}
-
-/**
- * Email validation entities. Ids are numbers (see shared/data/numeric-ids.ts);
- * sequence numbers are zero-padded so they sort as strings.
- */
-export const pad = (n: number) => String(n).padStart(15, '0');
-
-export const OUTBOX_SHARDS = 8;
-const outboxShard = (outboxId: string) => parseInt(outboxId.slice(0, 2), 16) % OUTBOX_SHARDS;
-
-export const emailKeys = {
-  /** Global: hands out blocks of ids, one atomic ADD per block (hi/lo). */
-  idBlocks: () => ({ pk: 'COUNTER#EMAIL_IDS', sk: 'COUNTER' }),
-  /** Page index of the account's standalone emails and of its lists. */
-  accountEmails: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#EMAILS`, sk: 'COLL' }),
-  accountLists: (accountId: string) => ({ pk: `${acc(accountId)}#COLL#LISTS`, sk: 'COLL' }),
+  /** Global: hands out blocks of email and list ids, one atomic ADD per block (hi/lo). */
+  idBlocks: tableKey('COUNTER#EMAIL_IDS', 'COUNTER'),
+  /** Page indexes (collections) of the account's standalone emails and of its lists. */
+  accountEmails: tableKey('ACC#<acct>#COLL#EMAILS', 'COLL'),
+  accountLists: tableKey('ACC#<acct>#COLL#LISTS', 'COLL'),
   /** A list is also the page index of its own emails. */
-  list: (accountId: string, listId: number) => ({ pk: `${acc(accountId)}#LIST#${listId}`, sk: 'LIST' }),
-  email: (accountId: string, emailId: number) => ({ pk: `${acc(accountId)}#EMAIL#${emailId}`, sk: 'EMAIL' }),
+  list: tableKey('ACC#<acct>#LIST#<list>', 'LIST'),
+  email: tableKey('ACC#<acct>#EMAIL#<email>', 'EMAIL'),
   /** Second level of a collection's page index: live members per bucket, for one block of sequence numbers. */
-  block: (collectionPk: string, block: number) => ({ pk: `${collectionPk}#BLOCK#${block}`, sk: 'BLOCK' }),
+  block: tableKey('<collection>#BLOCK#<block>', 'BLOCK'),
   /** gsi1: a collection's block items, so a purge finds them. */
-  blockIndex: (collectionPk: string, block: number) => ({ gsi1pk: `${collectionPk}#BLOCKS`, gsi1sk: pad(block) }),
-  blocksPartition: (collectionPk: string) => `${collectionPk}#BLOCKS`,
+  blocks: indexKey('gsi1', '<collection>#BLOCKS', '<block>'),
   /** gsi1: members of a collection in sequence order (page-number pagination). */
-  member: (collectionPk: string, seq: number) => ({ gsi1pk: `${collectionPk}#MEMBERS`, gsi1sk: pad(seq) }),
-  membersPartition: (collectionPk: string) => `${collectionPk}#MEMBERS`,
+  members: indexKey('gsi1', '<collection>#MEMBERS', '<seq>'),
   /** One item per address in a list: makes "already in the list" an atomic check. */
-  listAddress: (accountId: string, listId: number, address: string) => ({
-    pk: `${acc(accountId)}#LIST#${listId}#ADDR#${address.toLowerCase()}`,
-    sk: 'ADDR',
-  }),
+  listAddress: tableKey('ACC#<acct>#LIST#<list>#ADDR#<address>', 'ADDR', { address: (a) => a.toLowerCase() }),
+
   /** Work stored but not yet handed to the queue (transactional outbox), swept if a crash strands it. */
-  outbox: (accountId: string, outboxId: string) => ({ pk: `${acc(accountId)}#OUTBOX#${outboxId}`, sk: 'OUTBOX' }),
-  /** gsi2: outboxes ready to send, oldest first; and per account, those waiting for credits. */
-  outboxReady: (outboxId: string, createdAtMs: number) => ({
-    gsi2pk: `OUTBOX#READY#${outboxShard(outboxId)}`,
-    gsi2sk: pad(createdAtMs),
-  }),
-  outboxAwaiting: (accountId: string, createdAtMs: number) => ({
-    gsi2pk: `${acc(accountId)}#OUTBOX#AWAITING`,
-    gsi2sk: pad(createdAtMs),
-  }),
-  /** gsi2: an outbox whose work was queued, by the time after which the recovery pass checks its emails finished. */
-  outboxDue: (outboxId: string, dueMs: number) => ({ gsi2pk: `OUTBOX#DUE#${outboxShard(outboxId)}`, gsi2sk: pad(dueMs) }),
-  outboxDuePartitions: () => Array.from({ length: OUTBOX_SHARDS }, (_, shard) => `OUTBOX#DUE#${shard}`),
-  /** Ready outboxes spread over OUTBOX_SHARDS partitions, so no one index partition takes every add. */
-  outboxReadyPartitions: () => Array.from({ length: OUTBOX_SHARDS }, (_, shard) => `OUTBOX#READY#${shard}`),
-  /** gsi1 of awaiting outboxes: all accounts', for the sweeper. */
-  outboxAwaitingAll: 'OUTBOX#AWAITING',
-  outboxAwaitingPartition: (accountId: string) => `${acc(accountId)}#OUTBOX#AWAITING`,
+  outbox: tableKey('ACC#<acct>#OUTBOX#<uuid>', 'OUTBOX'),
+  /** gsi2: outboxes ready to send, oldest first, over OUTBOX_SHARDS partitions. */
+  readyOutboxes: indexKey('gsi2', 'OUTBOX#READY#<shard>', '<ms>'),
+  /** gsi2: outboxes whose work was queued, by the time after which the recovery pass checks its emails finished. */
+  dueOutboxes: indexKey('gsi2', 'OUTBOX#DUE#<shard>', '<ms>'),
+  /** gsi2: one account's outboxes waiting for credits, oldest first. */
+  awaitingOutboxes: indexKey('gsi2', 'ACC#<acct>#OUTBOX#AWAITING', '<ms>'),
+  /** gsi1: every account's outboxes waiting for credits, for the sweeper. */
+  allAwaitingOutboxes: indexKey('gsi1', 'OUTBOX#AWAITING', '<ms>'),
 } as const;

@@ -1,5 +1,4 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
+import { query } from '#shared/db/items';
 import type { IndexName } from '#shared/db/table-definition';
 
 export interface CursorPageRequest {
@@ -43,52 +42,11 @@ export async function queryIndexPage(q: IndexPageQuery): Promise<Page<Record<str
   return { items: backwards ? page.reverse() : page, hasMore };
 }
 
-async function queryPartition(q: IndexPageQuery, partition: string, wanted: number) {
+function queryPartition(q: IndexPageQuery, partition: string, wanted: number) {
   const backwards = q.endingBefore !== undefined;
   const cursor = q.endingBefore ?? q.startingAfter;
-  const names: Record<string, string> = { '#pk': `${q.index}pk` };
-  const values: Record<string, unknown> = { ':pk': partition };
-  let condition = '#pk = :pk';
-  if (cursor !== undefined) {
-    names['#sk'] = `${q.index}sk`;
-    values[':cursor'] = cursor;
-    condition += backwards ? ' AND #sk > :cursor' : ' AND #sk < :cursor';
-  }
-  return queryItems(
-    {
-      IndexName: q.index,
-      KeyConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ScanIndexForward: backwards,
-    },
+  return query(
+    { index: q.index, partition, ...(cursor === undefined ? {} : { sort: [backwards ? '>' : '<', cursor] }), forward: backwards },
     wanted,
   );
-}
-
-/**
- * Up to `wanted` items of a Query, in its order. More than one call only
- * when the items pass DynamoDB's 1 MB per response. Reads of the table
- * itself (no IndexName) are strongly consistent.
- */
-export async function queryItems(
-  input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
-  wanted: number,
-): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        ConsistentRead: input.IndexName === undefined,
-        ...input,
-        Limit: wanted - items.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey && items.length < wanted);
-  return items;
 }

@@ -1,9 +1,7 @@
-import { transactWrite, type TransactItems } from '#shared/db/batch';
-import { tableName } from '#shared/db/client';
-import { emailKeys } from '#shared/db/keys';
+import { transactNamed, type NamedItems } from '#shared/db/batch';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
-import { getEmails, restoreEmails } from '#shared/data/emails';
-import { cancellationCodes } from '#shared/data/errors';
+import { listReleased } from '#shared/data/email-lists';
+import { emailReleased, getEmails, restoreEmails } from '#shared/data/emails';
 import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, markDispatched, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
 import { enqueueValidation, settleOutboxes, workOf } from '#shared/email/work';
 
@@ -37,38 +35,13 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
   const balance = await creditBalance(outbox.account_id);
   if (balance !== undefined && balance < emails.length) return 'short';
 
-  const items: TransactItems = [{ Update: outboxReadyUpdate(outbox) }];
-  if (balance !== undefined) items.push({ Update: debitCredits(outbox.account_id, emails.length) });
-  for (const email of emails) {
-    items.push({
-      Update: {
-        TableName: tableName(),
-        Key: emailKeys.email(email.account_id, email.id),
-        UpdateExpression: 'SET awaiting = :false',
-        ConditionExpression: 'awaiting = :true',
-        ExpressionAttributeValues: { ':false': false, ':true': true },
-      },
-    });
-  }
+  const items: NamedItems = [['outbox', outboxReadyUpdate(outbox)]];
+  if (balance !== undefined) items.push(['debit', debitCredits(outbox.account_id, emails.length)]);
+  for (const email of emails) items.push([`email:${email.id}`, emailReleased(email)]);
   const listId = emails[0]!.email_list_id;
-  if (listId !== null) {
-    items.push({
-      Update: {
-        TableName: tableName(),
-        Key: emailKeys.list(outbox.account_id, listId),
-        UpdateExpression: 'ADD awaiting_count :minus, pending_count :n',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':minus': -emails.length, ':n': emails.length },
-      },
-    });
-  }
-  try {
-    await transactWrite({ TransactItems: items });
-  } catch (error) {
-    // Lost a race (credits spent, an email deleted, the list deleted): the next run looks again.
-    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return 'skipped';
-    throw error;
-  }
+  if (listId !== null) items.push(['list', listReleased(outbox.account_id, listId, emails.length)]);
+  // Lost a race (credits spent, an email deleted, the list deleted): the next run looks again.
+  if ((await transactNamed(items)).length > 0) return 'skipped';
   await enqueueValidation(outbox.account_id, emails.map(workOf));
   await markDispatched([{ ...outbox, awaiting: false }]);
   return 'released';

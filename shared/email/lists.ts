@@ -1,6 +1,6 @@
 import type { Principal } from '#shared/data/tokens';
 import { createEmailList, deleteEmailList, getEmailList, listEmailLists, toEmailList } from '#shared/data/email-lists';
-import { emailKeys } from '#shared/db/keys';
+import { keys } from '#shared/db/keys';
 import { collectionKey, ListGoneError, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { classifyEntries, mergeEntries, rejectedEntry } from '#shared/email/batch';
@@ -27,7 +27,7 @@ export async function getList(who: Principal, id: number) {
 
 export async function listLists(who: Principal, page: number) {
   const result = await listEmailLists(who.accountId, page);
-  if (!result) throw pageOutOfRange(page, await lastPageOf(emailKeys.accountLists(who.accountId)));
+  if (!result) throw pageOutOfRange(page, await lastPageOf(keys.accountLists.key({ acct: who.accountId })));
   return result;
 }
 
@@ -62,7 +62,7 @@ export async function addToList(who: Principal, id: number, entries: unknown[]) 
     else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
   }
   for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
-  const key = emailKeys.list(who.accountId, id);
+  const key = collectionKey(who.accountId, { kind: 'list', listId: id });
   let item: Record<string, unknown> | 'gone' | undefined;
   try {
     item = await settleOutboxes(key, true, chunks.map((c) => c.outbox));

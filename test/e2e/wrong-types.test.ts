@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { createListBody, emailsBody, pageQuery } from '#shared/email/schemas';
+import { createListBody, emailsBody, pageQuery } from '#shared/http/email-schemas';
 import {
   createConversationBody,
   createMessageBody,
@@ -8,7 +8,7 @@ import {
   listMessagesQuery,
   updateConversationBody,
   updateMessageBody,
-} from '#shared/messaging/schemas';
+} from '#shared/http/messaging-schemas';
 import { routes, type ApiName } from '#shared/routes';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';

@@ -4,7 +4,7 @@ import { applyDeltas, BLOCK, compact, membershipDeltas, releaseTokens, reserveSe
 import { createEmailList, getEmailList } from '#shared/data/email-lists';
 import { deleteEmail, listEmailsPage, storeEmails } from '#shared/data/emails';
 import { db, tableName } from '#shared/db/client';
-import { emailKeys } from '#shared/db/keys';
+import { keys } from '#shared/db/keys';
 import { settleOutboxes } from '#shared/email/work';
 import { aTenant } from '../steps/given.ts';
 import { byCommand, countDynamoCalls } from '../steps/dynamodb-calls.ts';
@@ -17,7 +17,7 @@ const itemBytes = async (key: { pk: string; sk: string }) => {
 /** Stores addresses in a list the way an add request does, without the queue. */
 async function addToList(accountId: string, listId: number, addresses: string[]) {
   const chunks = await storeEmails(accountId, { kind: 'list', listId }, addresses, 0);
-  const key = emailKeys.list(accountId, listId);
+  const key = keys.list.key({ acct: accountId, list: listId });
   await applyDeltas(key, chunks.map((c) => ({ token: c.outbox.token, deltas: c.outbox.deltas! })), true);
   return chunks.flatMap((c) => c.emails);
 }
@@ -28,7 +28,7 @@ describe('collection page index against DynamoDB Local', () => {
     const t = await aTenant();
     const { list, outbox } = await createEmailList(t.accountId, { name: 'history' });
     await settleOutboxes(outbox.collection, false, [outbox]);
-    const key = emailKeys.list(t.accountId, list.id);
+    const key = keys.list.key({ acct: t.accountId, list: list.id });
     const early = await addToList(t.accountId, list.id, Array.from({ length: 150 }, (_, i) => `early${i}@example.com`));
     const sizeBefore = await itemBytes(key);
 
@@ -63,7 +63,7 @@ describe('collection page index against DynamoDB Local', () => {
     expect(sizeAfter).toBeLessThan(4096);
     // And no emptied block item is left behind: only the blocks holding live members
     const blocks = await db().send(
-      new QueryCommand({ TableName: tableName(), IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': emailKeys.blocksPartition(key.pk) } }),
+      new QueryCommand({ TableName: tableName(), IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': keys.blocks.partition({ collection: key.pk }) } }),
     );
     expect(blocks.Items!.map((b) => Number(b.n))).toEqual([120, 120]);
     // And the pages are exact: 240 live members in join order, the late ones last
@@ -83,7 +83,7 @@ describe('collection page index against DynamoDB Local', () => {
     const { list, outbox } = await createEmailList(t.accountId, { name: 'retries' });
     await settleOutboxes(outbox.collection, false, [outbox]);
     const chunks = await storeEmails(t.accountId, { kind: 'list', listId: list.id }, ['x@example.com', 'y@example.com'], 1);
-    const key = emailKeys.list(t.accountId, list.id);
+    const key = keys.list.key({ acct: t.accountId, list: list.id });
     const pending = chunks.map((c) => ({ token: c.outbox.token, deltas: c.outbox.deltas! }));
     // The request applied them, then died; the sweeper applies them again, twice.
     await applyDeltas(key, pending, true);
@@ -102,7 +102,7 @@ describe('collection page index against DynamoDB Local', () => {
     const chunks = await storeEmails(t.accountId, { kind: 'list', listId: list.id }, ['z@example.com'], 0);
     const { deleteEmailList } = await import('#shared/data/email-lists');
     expect(await deleteEmailList(t.accountId, list.id)).toBe(true);
-    expect(await settleOutboxes(emailKeys.list(t.accountId, list.id), true, chunks.map((c) => c.outbox))).toBe('gone');
+    expect(await settleOutboxes(keys.list.key({ acct: t.accountId, list: list.id }), true, chunks.map((c) => c.outbox))).toBe('gone');
     expect(await getEmailList(t.accountId, list.id)).toBeUndefined();
   });
 });

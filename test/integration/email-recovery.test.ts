@@ -6,7 +6,7 @@ import { getEmail, storeEmails } from '#shared/data/emails';
 import { markDispatched } from '#shared/data/outbox';
 import { claimPurge, purgeRecordPut, unfinishedPurges } from '#shared/data/purges';
 import { transactWrite } from '#shared/db/batch';
-import { emailKeys, keys } from '#shared/db/keys';
+import { keys } from '#shared/db/keys';
 import { settleOutboxes } from '#shared/email/work';
 import { purge } from '#shared/purge';
 import { handler as deadLetters } from '#functions/workers/validation-dead-letters';
@@ -68,8 +68,8 @@ describe('recovering lost validation work', () => {
     const [kept1, kept2, deleted] = chunk!.emails;
     await transactWrite({
       TransactItems: [
-        ...chunk!.emails.map((e) => ({ Delete: { TableName: process.env.TABLE_NAME!, Key: emailKeys.email(t.accountId, e.id) } })),
-        { Delete: { TableName: process.env.TABLE_NAME!, Key: emailKeys.listAddress(t.accountId, list.id, deleted!.email) } },
+        ...chunk!.emails.map((e) => ({ Delete: { TableName: process.env.TABLE_NAME!, Key: keys.email.key({ acct: t.accountId, email: e.id }) } })),
+        { Delete: { TableName: process.env.TABLE_NAME!, Key: keys.listAddress.key({ acct: t.accountId, list: list.id, address: deleted!.email }) } },
       ],
     });
     // When the recovery pass finds the stranded outbox
@@ -125,7 +125,7 @@ describe('purge chains', () => {
     // Given a purge on record, held by one chain
     const past = Date.now() - 10 * 60_000;
     const put = purgeRecordPut(job);
-    Object.assign(put.Put!.Item!, { created_at_ms: past, ...keys.purgePending(past) });
+    Object.assign(put.Put!.Item!, { created_at_ms: past, ...keys.pendingPurges.entry({ ms: past }) });
     await transactWrite({ TransactItems: [put] });
     expect(await claimPurge(job, 'chain-a')).toBe(true);
     // Then a second chain (a duplicate message, a sweeper re-queue) finds it taken and does nothing

@@ -7,7 +7,7 @@ import { storeEmails } from '#shared/data/emails';
 import { deleteOutbox } from '#shared/data/outbox';
 import { applyDeltas } from '#shared/data/collections';
 import { db, tableName } from '#shared/db/client';
-import { emailKeys, pad } from '#shared/db/keys';
+import { keys } from '#shared/db/keys';
 import { resumeAwaiting } from '#shared/email/credits';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { aTenant, type Tenant } from '../steps/given.ts';
@@ -130,9 +130,9 @@ describe('email validation worker', () => {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: emailKeys.outbox(t.accountId, chunk!.outbox.outbox_id),
+        Key: keys.outbox.key({ acct: t.accountId, uuid: chunk!.outbox.outbox_id }),
         UpdateExpression: 'SET gsi2sk = :old',
-        ExpressionAttributeValues: { ':old': pad(Date.now() - 10 * 60_000) },
+        ExpressionAttributeValues: { ':old': keys.readyOutboxes.sortKey({ ms: Date.now() - 10 * 60_000 }) },
       }),
     );
     await new Promise((r) => setTimeout(r, 1500));

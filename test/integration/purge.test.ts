@@ -114,9 +114,9 @@ describe('unfinished purges', () => {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.purge(t.accountId, `CONV#${conversationId}`),
+        Key: keys.purge.key({ acct: t.accountId, parent: `CONV#${conversationId}` }),
         UpdateExpression: 'SET created_at_ms = :past, gsi2sk = :sk',
-        ExpressionAttributeValues: { ':past': past, ':sk': keys.purgePending(past).gsi2sk },
+        ExpressionAttributeValues: { ':past': past, ':sk': keys.pendingPurges.sortKey({ ms: past }) },
       }),
     );
     const { purges } = await sweeper();

@@ -27,7 +27,7 @@ const offenders = (dirs: string[], forbidden: (imported: { from: string; typeOnl
 
 describe('layers point one way: handlers → http → domain → data → db', () => {
   it('finds the imports it checks (a check that reads nothing cannot fail)', () => {
-    expect(importsOf('shared/data/emails.ts').some((i) => i.from === '#shared/db/client')).toBe(true);
+    expect(importsOf('shared/data/emails.ts').some((i) => i.from === '#shared/db/keys')).toBe(true);
     expect(importsOf('shared/data/emails.ts').some((i) => i.from === '#shared/email/result' && i.typeOnly)).toBe(true);
   });
 

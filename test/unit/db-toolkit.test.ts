@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { attr, condition, update } from '#shared/db/expression';
+import { AGAIN, retryOnConflict } from '#shared/db/retry';
+
+const conflict = () =>
+  Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+
+describe('update and condition expressions', () => {
+  it('own their placeholders: one per value, one per attribute name however often it is used', () => {
+    // Given an update with reserved words, a repeated name and several values
+    const status = attr('status');
+    const write = update()
+      .set`${status} = ${'processing'}, updated_at = ${7}`
+      .add`${attr('k_3')} ${-1}`
+      .remove`work_started_at`
+      .when`${status} = ${'pending'}`
+      .when`attribute_exists(pk)`;
+    // When it is turned into command fields
+    const input = write.input();
+    // Then every value and name has its own placeholder, and the clauses read in DynamoDB's grammar
+    expect(input).toEqual({
+      UpdateExpression: 'SET #n0 = :v1, updated_at = :v2 REMOVE work_started_at ADD #n3 :v4',
+      ConditionExpression: '#n0 = :v5 AND attribute_exists(pk)',
+      ExpressionAttributeNames: { '#n0': 'status', '#n3': 'k_3' },
+      ExpressionAttributeValues: { ':v1': 'processing', ':v2': 7, ':v4': -1, ':v5': 'pending' },
+    });
+  });
+
+  it('leaves out what a condition does not use', () => {
+    expect(condition`attribute_not_exists(pk)`.input()).toEqual({ ConditionExpression: 'attribute_not_exists(pk)' });
+  });
+});
+
+describe('retryOnConflict', () => {
+  it('tries again after a stale read or a transaction conflict, and stops at the cap', async () => {
+    // Given an attempt that always finds its read stale
+    let tries = 0;
+    // When it runs under a cap of 3 tries
+    const result = await retryOnConflict(async () => (tries++, AGAIN), { tries: 3, exhausted: () => 'gave up' });
+    // Then it was tried 3 times and the exhausted answer is returned
+    expect(tries).toBe(3);
+    expect(result).toBe('gave up');
+    // And a conflict that clears on the second try succeeds then
+    let conflicts = 0;
+    expect(await retryOnConflict(async () => (conflicts++ === 0 ? Promise.reject(conflict()) : 'done'))).toBe('done');
+    expect(conflicts).toBe(2);
+  });
+
+  it('throws the last conflict past the cap, and any other error at once', async () => {
+    let tries = 0;
+    await expect(retryOnConflict(async () => (tries++, Promise.reject(conflict())), { tries: 2 })).rejects.toThrow('cancelled');
+    expect(tries).toBe(2);
+    let failures = 0;
+    await expect(retryOnConflict(async () => (failures++, Promise.reject(new Error('boom'))))).rejects.toThrow('boom');
+    expect(failures).toBe(1);
+  });
+});
