@@ -10,6 +10,8 @@ export default tseslint.config(
   {
     rules: {
       // A leading underscore marks a value left out on purpose (`const { pk: _pk, ...rest } = item`).
+      // The expression builder (shared/db/expression.ts) adds clauses with tagged templates as statements.
+      '@typescript-eslint/no-unused-expressions': ['error', { allowTaggedTemplates: true }],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
