@@ -14,7 +14,7 @@ export function envelopeTemplate(type: GatewayResponseType): string {
   return `{"error":{"type":${JSON.stringify(errorType)},"code":${JSON.stringify(code)},"message":${text}}}`;
 }
 
-/** Makes API Gateway's own errors (authorizer, throttling, size limits) speak the contract's envelope. */
+/** Makes API Gateway's own errors (authorizer, throttling, size limits) speak the API's error envelope (docs/api-conventions.md). */
 /** CORS headers of the gateway's own responses (shared/http/cors.ts says why several origins are echoed). */
 function corsResponseHeaders(allowed: readonly string[]): Record<string, string> {
   const rule = gatewayAllowOrigin(allowed);

@@ -23,7 +23,7 @@ import type { DeploySettings } from './settings.ts';
 
 /**
  * Thresholds of the alarms; docs/operations.md says what each alarm means
- * and what to do about it. Latency targets follow the contract: the
+ * and what to do about it. Latency targets follow what each API does: the
  * messaging API answers from one or two reads, the email API may validate
  * inline for up to 2.5 s before it answers.
  */

@@ -34,7 +34,7 @@ export function acknowledgeFindings(stack: ServerlessMessagingStack): void {
     acknowledge(built.api, 'AwsSolutions-COG4',
       'Bearer tokens are issued by this service and checked by its TOKEN authorizer (contract: Authentication); there is no Cognito user pool.');
     acknowledge(built.api, 'AwsSolutions-APIG2',
-      "Every handler validates body and query with strict schemas and answers the contract's error envelope; API Gateway's validator would answer in its own shape.");
+      "Every handler validates body and query with strict schemas and answers the API's error envelope (docs/api-conventions.md); API Gateway's validator would answer in its own shape.");
     acknowledge(built.api, 'AwsSolutions-APIG3',
       'No WAF web ACL: the stage throttle and the authorizer guard the API; a web ACL is an account-level choice (and cost) that can be attached to the stage.');
     acknowledge(built.api.deploymentStage, 'Serverless-APIGWStructuredLogging',

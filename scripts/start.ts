@@ -17,7 +17,7 @@ const ENV_FILE = `${LOCAL_DIR}/env`;
 if (values.fresh) rmSync(LOCAL_DIR, { recursive: true, force: true });
 mkdirSync(LOCAL_DIR, { recursive: true });
 
-// Local runs may resolve MX hosts to loopback or private addresses (the contract allows it for local and test runs).
+// Local runs may resolve MX hosts to loopback or private addresses (docs/configuration.md: allowed for local and test runs only).
 process.env.ALLOW_PRIVATE_MX ??= 'true';
 
 /** One line on stderr, then exit: what went wrong and what to do, never a stack trace. */

@@ -3,7 +3,7 @@ import { createEmails } from '#shared/email/emails';
 import { presentEntry } from '#shared/email/present';
 import { emailsBody } from '#shared/http/email-schemas';
 
-/** Inline validation stops here, leaving headroom under API Gateway's 29 s and the contract's ~3 s. */
+/** Inline validation stops here, leaving headroom under API Gateway's 29 s and the ~3 s budget docs/openapi.yaml states. */
 const INLINE_BUDGET_MS = 2_500;
 
 export const handler = emailEndpoint({ body: emailsBody, idempotent: true }, async ({ principal, body }) => ({

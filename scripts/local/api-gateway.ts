@@ -14,7 +14,7 @@ export interface HttpRequest {
   body: string;
 }
 
-/** API Gateway's REST payload limit is 10 MB; the handlers enforce the contract's smaller one. */
+/** API Gateway's REST payload limit is 10 MB; the handlers enforce the API's smaller one (docs/api-conventions.md, Limits). */
 const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 
 /**

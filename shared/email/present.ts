@@ -5,7 +5,7 @@ import { listStatus, type EmailList } from '#shared/data/email-lists';
 /**
  * The public email object. Until an email is completed its DNS-derived
  * fields read false / 0, its canonical form is the address itself, and
- * `score` is absent (the contract: no score before completion).
+ * `score` is absent (docs/openapi.yaml: no score before completion).
  */
 export function presentEmail(e: EmailRecord) {
   const r = e.result;

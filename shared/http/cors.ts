@@ -1,5 +1,5 @@
 /**
- * CORS for both APIs (the contract's CORS row): CORS_ORIGINS lists the
+ * CORS for both APIs (docs/api-conventions.md, CORS): CORS_ORIGINS lists the
  * allowed origins, comma-separated, or `*`; empty or unset adds no CORS
  * header anywhere. The functions add the headers to their own responses; the
  * preflight answers come from API Gateway on AWS (infra/api.ts) and from the

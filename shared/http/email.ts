@@ -1,6 +1,6 @@
 import { endpoint, type EndpointInput, type EndpointSpec, type Reply } from '#shared/http/endpoint';
 
-/** The email validation API takes JSON bodies only (the contract: other types 415). */
+/** The email validation API takes JSON bodies only (other types: 415, docs/email-validation.md). */
 export const emailEndpoint = <B = Record<string, never>, Q = Record<string, never>, P = undefined>(
   spec: Omit<EndpointSpec<B, Q, P>, 'media'>,
   run: (input: EndpointInput<B, Q, P>) => Promise<Reply>,

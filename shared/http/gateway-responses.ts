@@ -3,7 +3,7 @@ import { gatewayCorsHeaders } from '#shared/http/cors';
 
 /**
  * Errors API Gateway itself answers (before any handler runs), in the
- * contract's envelope. The CDK stack installs these as gateway responses;
+ * API's error envelope (docs/api-conventions.md). The CDK stack installs these as gateway responses;
  * the local adapter answers with the same ones.
  */
 export const gatewayResponses = {

@@ -47,7 +47,7 @@ function completed(request: middy.Request<APIGatewayProxyEvent, APIGatewayProxyR
   logger.info('request completed', { status: response.statusCode });
 }
 
-/** Maps typed errors to the contract's envelope; anything unexpected is logged and hidden. */
+/** Maps typed errors to the error envelope (docs/api-conventions.md); anything unexpected is logged and hidden. */
 export const errorEnvelope = (): Middleware => ({
   onError: (request) => {
     const error = request.error;
@@ -91,7 +91,7 @@ export const authenticate = (): Middleware => ({
 /**
  * Parses the body (form or JSON, as the endpoint accepts) and validates body
  * and query with the endpoint's strict schemas: a bad input becomes the
- * contract's 4xx before any domain code runs.
+ * documented 4xx (docs/api-conventions.md) before any domain code runs.
  */
 export const parseInput = (spec: {
   body: z.ZodType<unknown>;

@@ -6,7 +6,7 @@ import { badRequest } from '#shared/http/errors';
 export const paramName = (path: readonly PropertyKey[]) =>
   path.map((p, i) => (i === 0 ? String(p) : `[${String(p)}]`)).join('');
 
-/** Parses with a schema, turning the first issue into the contract's 400. */
+/** Parses with a schema, turning the first issue into the documented 400 (docs/api-conventions.md). */
 export function validate<T>(schema: z.ZodType<T>, input: unknown, where: 'body' | 'query'): T {
   const result = schema.safeParse(input, { error: describeIssue });
   if (result.success) return result.data;
@@ -38,7 +38,7 @@ const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown => {
   return node;
 };
 
-/** What a client sent, in the words of the contract's messages. */
+/** What a client sent, in the words of the error messages (docs/api-conventions.md). */
 const kindOf = (value: unknown): string => {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

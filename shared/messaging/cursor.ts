@@ -16,7 +16,7 @@ export const invalidCursor = (query: CursorQuery) => {
 
 /**
  * Checks the cursor parameters and, when `isInList` is given, that the
- * cursor id is an item of the list being paged, as the contract wants a 400
+ * cursor id is an item of the list being paged, as docs/api-conventions.md (Pagination) wants a 400
  * otherwise. (A list whose read proves it by itself passes no `isInList`.)
  */
 export async function cursorPage(

@@ -16,7 +16,7 @@ describe.each(transports())('conversations over %s', (transport) => {
   const open = (tenant: Tenant, form: Record<string, string>) =>
     api.call('POST', '/v1/conversations', { ...as(tenant), form });
 
-  it('creates a contact conversation with the documented defaults (rule 4)', async () => {
+  it('creates a contact conversation with the defaults of docs/openapi.yaml', async () => {
     const tenant = await aTenant();
     const res = await open(tenant, { contact_id: tenant.contactIds.bob! });
     expect(res.status).toBe(201);

@@ -24,7 +24,7 @@ describe.each(transports())('messages over %s', (transport) => {
     api.call('PUT', `/v1/messages/${id}`, { ...as(t), form });
 
   describe('send', () => {
-    it('creates a message from the authenticated contact with empty extras (rule 3)', async () => {
+    it('creates a message from the authenticated contact with empty extras, as docs/openapi.yaml says', async () => {
       const res = await send({ message: 'Hello Bob' });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({

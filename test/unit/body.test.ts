@@ -46,7 +46,7 @@ describe('request bodies', () => {
     expect(parseBody('', false, 'application/json', ['json'])).toEqual({});
   });
 
-  it('answers 413, 415 and 400 as the contract says', () => {
+  it('answers 413, 415 and 400 as docs/api-conventions.md says', () => {
     expect(statusOf(() => form(`a=${'x'.repeat(MAX_BODY_BYTES)}`))).toBe(413);
     expect(statusOf(() => parseBody('a', false, 'text/plain', ['form', 'json']))).toBe(415);
     expect(statusOf(() => parseBody('a=1', false, 'application/x-www-form-urlencoded', ['json']))).toBe(415);
