@@ -1,5 +1,5 @@
 import { emailEndpoint } from '#shared/http/email';
-import { addToList } from '#shared/email/lists';
+import { addToList } from '#shared/email/add-to-list';
 import { presentEmailList } from '#shared/email/present';
 import { emailsBody, numericId } from '#shared/email/schemas';
 

@@ -1,6 +1,6 @@
 import { deleted } from '#shared/http/endpoint';
 import { emailEndpoint } from '#shared/http/email';
-import { removeEmail } from '#shared/email/emails';
+import { removeEmail } from '#shared/email/visible';
 import { numericId } from '#shared/email/schemas';
 
 export const handler = emailEndpoint({}, async ({ principal, pathId }) => {

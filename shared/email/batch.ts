@@ -1,4 +1,4 @@
-import { checkSyntax } from '#shared/email/validator/index';
+import { checkSyntax } from '#shared/email/validator/syntax';
 import { rejectedEntry } from '#shared/email/present';
 
 export interface Accepted {
@@ -31,3 +31,7 @@ export function classifyEntries(entries: unknown[], dedupe: boolean) {
   });
   return { accepted, errors };
 }
+
+/** The response entries in request order: the stored email or the error entry at each position. */
+export const mergeEntries = (count: number, errors: Map<number, unknown>, emails: Map<number, unknown>) =>
+  Array.from({ length: count }, (_, i) => emails.get(i) ?? errors.get(i));

@@ -1,8 +1,6 @@
 import type { Principal } from '#shared/data/tokens';
-import { getEmailList } from '#shared/data/email-lists';
-import { deleteEmail, finishEmail, getEmail, listEmailsPage, storeEmails, type EmailRecord } from '#shared/data/emails';
-import { badRequest, notFound } from '#shared/http/errors';
-import { classifyEntries } from '#shared/email/batch';
+import { finishEmail, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { classifyEntries, mergeEntries } from '#shared/email/batch';
 import { presentEmail } from '#shared/email/present';
 import { validateEmail } from '#shared/email/validator/index';
 import { reportValidation } from '#shared/email/processing';
@@ -40,28 +38,6 @@ export async function createEmails(who: Principal, entries: unknown[], deadline:
   return mergeEntries(entries.length, errors, new Map(byAddress));
 }
 
-export const mergeEntries = (count: number, errors: Map<number, unknown>, emails: Map<number, unknown>) =>
-  Array.from({ length: count }, (_, i) => emails.get(i) ?? errors.get(i));
-
-/** An email of a deleted list is gone for readers at once, before the purge reaches it. */
-export async function visibleEmail(who: Principal, id: number | undefined): Promise<EmailRecord> {
-  const email = id === undefined ? undefined : await getEmail(who.accountId, id);
-  if (!email || (email.email_list_id !== null && !(await getEmailList(who.accountId, email.email_list_id)))) {
-    throw notFound('email', String(id ?? ''), 'id');
-  }
-  return email;
-}
-
-export async function listStandaloneEmails(who: Principal, page: number) {
-  const result = await listEmailsPage(who.accountId, { kind: 'account' }, page);
-  if (!result || result === 'missing') throw pageOutOfRange(page);
-  return result;
-}
-
-export async function removeEmail(who: Principal, id: number | undefined): Promise<void> {
-  await visibleEmail(who, id);
-  if (!(await deleteEmail(who.accountId, id!))) throw notFound('email', String(id), 'id');
-}
-
-export const pageOutOfRange = (page: number) =>
-  badRequest(`page ${page} does not exist; pages start at 1 and end at totalPages`, 'page', 'page_out_of_range');
+// Read paths live apart so the functions that only read never load the validator.
+export { mergeEntries } from '#shared/email/batch';
+export { listStandaloneEmails, pageOutOfRange, removeEmail, visibleEmail } from '#shared/email/visible';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Attachment } from '#shared/data/messages';
 import { badRequest } from '#shared/http/errors';
 import { integerField } from '#shared/http/fields';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { attachmentsInput } from '#shared/messaging/attachments';
 import { reactionsInput } from '#shared/messaging/reactions';
 import { booleanField, cursorQuery, emptyMeansNull, idField, timestampField } from '#shared/http/fields';
