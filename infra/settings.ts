@@ -22,12 +22,19 @@ export interface DeploySettings {
   alarmTopicArn: string | undefined;
   /** Create API Gateway's account-wide CloudWatch Logs role (access and execution logs need one per region). */
   apiGatewayCloudWatchRole: boolean;
+  /** How long API Gateway keeps the authorizer's answer for a token (0: ask on every request). */
+  authCacheSeconds: number;
 }
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 };
+
+/** A revoked token keeps working for at most this long (the contract's default). */
+export const DEFAULT_AUTH_CACHE_SECONDS = 60;
+/** API Gateway's own ceiling for an authorizer's result cache. */
+export const MAX_AUTH_CACHE_SECONDS = 3600;
 
 /** Context keys, as a deployer types them after `-c`. */
 export const SETTING = {
@@ -37,6 +44,8 @@ export const SETTING = {
   alarmEmail: 'alarmEmail',
   alarmTopicArn: 'alarmTopicArn',
   apiGatewayCloudWatchRole: 'apiGatewayCloudWatchRole',
+  // Named as the contract names it (Authentication row).
+  authCacheSeconds: 'AUTH_CACHE_SECONDS',
 } as const;
 
 export class DeploySettingError extends Error {
@@ -58,6 +67,7 @@ export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = proces
     alarmEmail: email(context(SETTING.alarmEmail)),
     alarmTopicArn: topicArn(context(SETTING.alarmTopicArn)),
     apiGatewayCloudWatchRole: flag(context(SETTING.apiGatewayCloudWatchRole), SETTING.apiGatewayCloudWatchRole, true),
+    authCacheSeconds: authCacheSeconds(context(SETTING.authCacheSeconds)),
   };
 }
 
@@ -95,6 +105,15 @@ function number(raw: string | undefined, name: string, fallback: number, integer
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
     throw new DeploySettingError(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
+  }
+  return value;
+}
+
+function authCacheSeconds(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_AUTH_CACHE_SECONDS;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value > MAX_AUTH_CACHE_SECONDS) {
+    throw new DeploySettingError(`${SETTING.authCacheSeconds} must be a whole number of seconds from 0 (no caching) to ${MAX_AUTH_CACHE_SECONDS}, got '${raw}'`);
   }
   return value;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { gatewayError } from '#shared/http/gateway-responses';
 import { header } from '#shared/http/middleware';
+import { AUTHORIZATION_PATTERN } from '#shared/data/tokens';
 import { authorizer, fallback, resolveRoute, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
 
@@ -34,7 +35,8 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
   if (match.kind !== 'route') return invoke(fallback.handler, { ...event, resource: '/{proxy+}' });
 
   const token = header(event, 'authorization');
-  if (!token) return gatewayError('UNAUTHORIZED', requestId);
+  // API Gateway's identity validation: a header that cannot hold a token never reaches the authorizer.
+  if (!token || !AUTHORIZATION_PATTERN.test(token)) return gatewayError('UNAUTHORIZED', requestId);
   let auth: APIGatewayAuthorizerResult;
   try {
     auth = await invoke(authorizer.handler, {
