@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { findPrincipal, type Principal } from '#shared/data/tokens';
-import { parseBody, type MediaType } from '#shared/http/body';
+import { isForm, loadFormParser, parseBody, type MediaType } from '#shared/http/body';
 import { validate } from '#shared/http/validation';
 import { ApiError, internal, unauthorized } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
@@ -93,9 +93,11 @@ export const parseInput = (spec: {
   query: z.ZodType<unknown>;
   media: readonly MediaType[];
 }): Middleware => ({
-  before: (request) => {
+  before: async (request) => {
     const { event } = request;
-    const raw = parseBody(event.body, event.isBase64Encoded, header(event, 'content-type'), spec.media);
+    const contentType = header(event, 'content-type');
+    if (isForm(contentType) && spec.media.includes('form')) await loadFormParser();
+    const raw = parseBody(event.body, event.isBase64Encoded, contentType, spec.media);
     (request.context as AuthedContext).input = {
       body: validate(spec.body, raw, 'body'),
       query: validate(spec.query, event.queryStringParameters ?? {}, 'query'),
