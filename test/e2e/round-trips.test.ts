@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#shared/routes';
+import { resetNumericIds } from '#shared/data/numeric-ids';
 import { clearContactCache } from '#shared/messaging/contact-cache';
 import { countRoundTrips } from '../steps/dynamodb-calls.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
@@ -31,17 +32,21 @@ const BUDGETS: Record<string, Budget> = {
   'GET /api/v1/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
   'GET /api/v1/email/{id}': { 'DynamoDB.GetItem': 2 },
   'DELETE /api/v1/email/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 1, 'DynamoDB.DeleteItem': 1 },
-  'POST /api/v1/emailList': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 5, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.DeleteItem': 1 },
+  'POST /api/v1/emailList': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.DeleteItem': 1 },
   'GET /api/v1/emailLists': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
   'GET /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 2 },
   'DELETE /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 3, 'DynamoDB.DeleteItem': 1, 'DynamoDB.Query': 5, 'DynamoDB.BatchWriteItem': 2 },
   'GET /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
-  'POST /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 5, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.PutItem': 1, 'SQS.SendMessageBatch': 1 },
+  'POST /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.PutItem': 1, 'SQS.SendMessageBatch': 1 },
 };
 
 /** Runs the request, records its calls, and holds them to the route's budget. */
 async function withinBudget(route: string, request: () => Promise<ApiResponse>): Promise<ApiResponse> {
+  // A container's block of numeric ids lasts a second: whether a request takes a new one depends on
+  // timing, so every request starts without one (the budget counts that UpdateItem where ids are made).
+  resetNumericIds();
   const { result, calls } = await countRoundTrips(request);
+  if (process.env.SHOW_CALLS) console.log(route, JSON.stringify(calls));
   expect(result.status, `${route}: ${result.text}`).toBeLessThan(300);
   const budget = BUDGETS[route]!;
   for (const [command, count] of Object.entries(calls)) {
