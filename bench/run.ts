@@ -1,18 +1,23 @@
 /**
- * Benchmarks, run by hand with `npm run bench` (never by the tests):
- *   - bundle size and module init time of every Lambda bundle `cdk synth` produces;
- *   - latency and throughput of the messaging API on the local server
- *     (real handlers, DynamoDB Local in memory), driven by autocannon.
- * Prints a Markdown table; `--write` also replaces the table in docs/benchmarks.md.
+ * Benchmarks, run by hand with `npm run bench` (never by the tests), every
+ * figure a ratio to a floor measured in the same run:
+ *   - every Lambda bundle `cdk synth` produces: its size and its import time
+ *     against the SDK-only floor bundle (bench/cold-start.ts);
+ *   - warm latency of `GET /v1/messages` against an ideal server on the same
+ *     DynamoDB Local (bench/ideal-server.ts), and throughput of the messaging
+ *     API on the local server, driven by autocannon;
+ *   - the email write path against raw BatchWriteItem (bench/email-throughput.ts).
+ * Prints Markdown tables; `--write` also replaces the block between the
+ * `<!-- bench:table -->` markers of whichever Markdown file holds them.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import autocannon from 'autocannon';
 import { startLocalStack } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
+import { COLD_START_TARGET, coldStarts, type ColdStartReport } from './cold-start.ts';
 import { emailThroughput } from './email-throughput.ts';
+import { startIdealServer } from './ideal-server.ts';
 
 process.env.LOG_LEVEL = 'silent';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -24,35 +29,31 @@ interface Row {
   value: string;
 }
 
-function bundles(): Row[] {
-  const out = mkdtempSync(join(tmpdir(), 'bench-synth-'));
-  try {
-    execFileSync('npx', ['cdk', 'synth', '--quiet', '--output', out], {
-      stdio: 'ignore',
-      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
-    });
-    const template = JSON.parse(readFileSync(join(out, 'ServerlessMessagingStack.template.json'), 'utf8'));
-    const rows: { name: string; kb: number; initMs: number }[] = [];
-    for (const [id, resource] of Object.entries<{ Type: string; Metadata?: Record<string, string> }>(template.Resources)) {
-      if (resource.Type !== 'AWS::Lambda::Function' || !resource.Metadata?.['aws:asset:path']) continue;
-      const file = join(out, resource.Metadata['aws:asset:path'], 'index.mjs');
-      // Init time: a fresh Node process importing the bundle, as a cold Lambda does.
-      const script = `const t=performance.now();await import(${JSON.stringify(file)});console.log(performance.now()-t)`;
-      const samples = Array.from({ length: 5 }, () =>
-        Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, TABLE_NAME: 't' } }).toString()),
-      ).sort((a, b) => a - b);
-      rows.push({ name: id.replace(/[0-9A-F]{8}$/, ''), kb: statSync(file).size / 1024, initMs: samples[2]! });
-    }
-    const largest = rows.reduce((a, b) => (b.kb > a.kb ? b : a));
-    const slowest = rows.reduce((a, b) => (b.initMs > a.initMs ? b : a));
-    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    return [
-      { what: `Lambda bundles (${rows.length})`, value: `median ${median(rows.map((r) => r.kb)).toFixed(0)} KiB, largest ${largest.kb.toFixed(0)} KiB (${largest.name})` },
-      { what: 'Bundle module init (median of 5 cold imports)', value: `median ${median(rows.map((r) => r.initMs)).toFixed(0)} ms, slowest ${slowest.initMs.toFixed(0)} ms (${slowest.name})` },
-    ];
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
+const MESSAGES_PAGE_TARGET = 1.3;
+
+const fmtRatio = (r: { ratio: number; iqr: [number, number] }) => `${r.ratio.toFixed(2)}× (IQR ${r.iqr[0].toFixed(2)}–${r.iqr[1].toFixed(2)})`;
+
+function coldStartRows(report: ColdStartReport): Row[] {
+  const worst = report.functions.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  const ratios = report.functions.map((f) => f.ratio).sort((a, b) => a - b);
+  const over = report.functions.filter((f) => f.ratio > COLD_START_TARGET).flatMap((f) => f.names);
+  return [
+    {
+      what: `Cold import of the ${report.functions.length} distinct bundles, CPU time as a ratio to the SDK floor bundle (${report.floorKib.toFixed(0)} KiB)`,
+      value: `worst ${worst.ratio.toFixed(2)}× (${worst.names.join(', ')}), median ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}×; target ≤ ${COLD_START_TARGET}${over.length ? `; over: ${over.join(', ')}` : '; all within'}`,
+    },
+    { what: `\`--enable-source-maps\` on the largest bundle (${report.sourceMaps.name}), import with it over without`, value: fmtRatio(report.sourceMaps) },
+  ];
+}
+
+function coldStartTable(report: ColdStartReport): string {
+  return [
+    '| function | bundle KiB | import CPU / floor |',
+    '|---|---|---|',
+    ...[...report.functions]
+      .sort((a, b) => b.ratio - a.ratio)
+      .map((f) => `| ${f.names.join(', ')} | ${f.kib.toFixed(0)} | ${fmtRatio(f)} |`),
+  ].join('\n');
 }
 
 async function load(url: string, token: string, title: string, options: Partial<autocannon.Options>): Promise<Row> {
@@ -72,6 +73,7 @@ async function load(url: string, token: string, title: string, options: Partial<
 
 async function api(): Promise<Row[]> {
   const stack = await startLocalStack({ chatPort: 0, emailPort: null, workers: false });
+  const ideal = await startIdealServer();
   try {
     const demo = await seedDemo();
     const base = stack.chatUrl!;
@@ -80,16 +82,35 @@ async function api(): Promise<Row[]> {
     for (let i = 0; i < 50; i++) {
       await fetch(`${base}/v1/messages`, { method: 'POST', headers: auth, body: `conversation_id=${conv.id}&message=seed${i}` });
     }
+    const page = `/v1/messages?conversation_id=${conv.id}&limit=10`;
+    // A warm-up round each (not counted), then rounds alternated, so a slower minute of this shared machine weighs on both sides.
+    const latency = { ideal: 0, real: 0 };
+    for (let round = 0; round <= 3; round++) {
+      for (const side of ['ideal', 'real'] as const) {
+        const result = await autocannon({
+          url: `${side === 'ideal' ? ideal.url : base}${page}`,
+          connections: CONNECTIONS,
+          duration: round === 0 ? 1 : DURATION_SECONDS,
+          headers: { authorization: `Bearer ${demo.token}` },
+        });
+        if (result.non2xx + result.errors > 0) throw new Error(`${side} server answered ${result.non2xx + result.errors} errors`);
+        if (round > 0) latency[side] += result.latency.average;
+      }
+    }
     return [
+      {
+        what: 'GET /v1/messages?conversation_id (10 per page), warm mean latency over an ideal server (token GetItem + Query of 11, same DynamoDB Local)',
+        value: `${(latency.real / latency.ideal).toFixed(2)}× (target ≤ ${MESSAGES_PAGE_TARGET})`,
+      },
       await load(`${base}/v1/messages`, demo.token, 'POST /v1/messages (send)', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: `conversation_id=${conv.id}&message=bench`,
       }),
-      await load(`${base}/v1/messages?conversation_id=${conv.id}&limit=10`, demo.token, 'GET /v1/messages?conversation_id (10 per page)', {}),
       await load(`${base}/v1/conversations`, demo.token, 'GET /v1/conversations', {}),
     ];
   } finally {
+    await ideal.stop();
     await stack.stop();
   }
 }
@@ -109,19 +130,34 @@ async function emailLists(): Promise<Row[]> {
   ];
 }
 
-const rows = [...bundles(), ...(await api()), ...(await emailLists())];
+// `--cold` and `--api` run one part alone (while working on it); --write needs the whole run.
+const only = process.argv.includes('--cold') ? 'cold' : process.argv.includes('--api') ? 'api' : undefined;
+if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold or --api)');
+const cold = only === 'api' ? undefined : await coldStarts();
+const rows = [...(cold ? coldStartRows(cold) : []), ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists())])];
 const table = [
-  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${Math.max(7, Number(process.env.BENCH_RUNS ?? 9))} fresh processes per function, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
   '',
   '| what | result |',
   '|---|---|',
   ...rows.map((r) => `| ${r.what} | ${r.value} |`),
+  ...(cold ? ['', coldStartTable(cold)] : []),
 ].join('\n');
 console.log(table);
 
+/** The Markdown file holding the `<!-- bench:table -->` block, wherever the docs keep it. */
+function tableFile(): string {
+  const candidates = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const found = candidates.find((f) => readFileSync(f, 'utf8').includes('<!-- bench:table -->'));
+  if (!found) throw new Error('no Markdown file has a <!-- bench:table --> marker');
+  return found;
+}
+
 if (process.argv.includes('--write')) {
-  const readme = readFileSync('docs/benchmarks.md', 'utf8');
+  const file = tableFile();
+  const text = readFileSync(file, 'utf8');
   const marked = /<!-- bench:table -->[\s\S]*?<!-- \/bench:table -->|<!-- bench:table -->/;
-  writeFileSync('docs/benchmarks.md', readme.replace(marked, `<!-- bench:table -->\n${table}\n<!-- /bench:table -->`));
+  writeFileSync(file, text.replace(marked, `<!-- bench:table -->\n${table}\n<!-- /bench:table -->`));
+  console.log(`\nwritten to ${file}`);
 }
 process.exit(0);

@@ -17,6 +17,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct, IDependable } from 'constructs';
 import { CORS_ALLOW_HEADERS, CORS_ENV, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '../shared/http/cors.ts';
+import { AUTHORIZATION_PATTERN } from '../shared/data/tokens.ts';
 import { apiMethods, authorizer, fallback, routes, STAGE_NAME, type ApiName, type Route } from '../shared/routes.ts';
 import { createFunction, LOG_RETENTION, pascalCase, type FunctionDeps } from './functions.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
@@ -115,8 +116,11 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
   const tokenAuthorizer = new TokenAuthorizer(scope, `${prefix}TokenAuthorizer`, {
     handler: authorizerFunction,
     identitySource: IdentitySource.header('Authorization'),
-    // No caching: a revoked token must stop working on the next request.
-    resultsCacheTtl: Duration.seconds(0),
+    // API Gateway answers 401 itself, invoking nothing, when the header cannot hold a token.
+    validationRegex: AUTHORIZATION_PATTERN.source,
+    // One invocation per token per TTL instead of one per request; a revocation takes up to
+    // that long. The authorizer allows the whole API, as a cached policy serves every route.
+    resultsCacheTtl: Duration.seconds(deps.settings.authCacheSeconds),
   });
 
   // One API-wide invoke permission instead of one per method keeps the fallback's resource policy small.

@@ -3,7 +3,7 @@ import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { ApplicationLogLevel, Architecture, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -14,6 +14,23 @@ import type { DeploySettings } from './settings.ts';
 
 /** Function logs and API access logs alike. */
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
+
+/**
+ * How every function is bundled. `npm run bench` builds its floor bundle (the
+ * SDK clients alone) with exactly these flags, so the two compare like for like.
+ */
+export const BUNDLING = {
+  minify: true,
+  // Maps ship next to each bundle but are not loaded at init (NODE_OPTIONS): docs/performance.md.
+  sourceMap: true,
+  format: OutputFormat.ESM,
+  target: ESBUILD_TARGET,
+  mainFields: ['module', 'main'],
+  // CJS dependencies inside an ESM bundle still call require().
+  banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+  // Ship the SDK versions the code was tested with, not whatever the runtime bundles.
+  externalModules: [],
+} satisfies BundlingOptions;
 
 /** What a function needs, as declared by a row of the route table. */
 export interface FunctionSpec {
@@ -74,23 +91,12 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
     tracing: Tracing.ACTIVE,
     environment: {
       TABLE_NAME: deps.table.tableName,
-      NODE_OPTIONS: '--enable-source-maps',
       // The `service` of every log line and metric: one stack's figures apart from another's.
       POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
       ...(spec.validates ? deps.settings.validator : {}),
       ...spec.environment,
     },
-    bundling: {
-      minify: true,
-      sourceMap: true,
-      format: OutputFormat.ESM,
-      target: ESBUILD_TARGET,
-      mainFields: ['module', 'main'],
-      // CJS dependencies inside an ESM bundle still call require().
-      banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-      // Ship the SDK versions the code was tested with, not whatever the runtime bundles.
-      externalModules: [],
-    },
+    bundling: BUNDLING,
   });
 
   if (spec.table === 'read') deps.table.grantReadData(fn);

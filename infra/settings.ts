@@ -25,12 +25,19 @@ export interface DeploySettings {
   apiGatewayCloudWatchRole: boolean;
   /** Origins allowed to call both APIs from a browser (CORS); empty: no CORS headers, no preflight methods. */
   corsOrigins: string[];
+  /** How long API Gateway keeps the authorizer's answer for a token (0: ask on every request). */
+  authCacheSeconds: number;
 }
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 };
+
+/** A revoked token keeps working for at most this long (the contract's default). */
+export const DEFAULT_AUTH_CACHE_SECONDS = 60;
+/** API Gateway's own ceiling for an authorizer's result cache. */
+export const MAX_AUTH_CACHE_SECONDS = 3600;
 
 /** Context keys, as a deployer types them after `-c`. */
 export const SETTING = {
@@ -42,6 +49,8 @@ export const SETTING = {
   apiGatewayCloudWatchRole: 'apiGatewayCloudWatchRole',
   // Named like the variable `npm start` reads, since it means the same.
   corsOrigins: CORS_ENV,
+  // Named as docs/api-conventions.md names it (Authentication).
+  authCacheSeconds: 'AUTH_CACHE_SECONDS',
 } as const;
 
 export class DeploySettingError extends Error {
@@ -64,6 +73,7 @@ export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = proces
     alarmTopicArn: topicArn(context(SETTING.alarmTopicArn)),
     apiGatewayCloudWatchRole: flag(context(SETTING.apiGatewayCloudWatchRole), SETTING.apiGatewayCloudWatchRole, true),
     corsOrigins: cors(context(SETTING.corsOrigins)),
+    authCacheSeconds: authCacheSeconds(context(SETTING.authCacheSeconds)),
   };
 }
 
@@ -109,6 +119,15 @@ function number(raw: string | undefined, name: string, fallback: number, integer
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
     throw new DeploySettingError(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
+  }
+  return value;
+}
+
+function authCacheSeconds(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_AUTH_CACHE_SECONDS;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value > MAX_AUTH_CACHE_SECONDS) {
+    throw new DeploySettingError(`${SETTING.authCacheSeconds} must be a whole number of seconds from 0 (no caching) to ${MAX_AUTH_CACHE_SECONDS}, got '${raw}'`);
   }
   return value;
 }

@@ -1,5 +1,5 @@
 import { emailEndpoint } from '#shared/http/email';
-import { addToList } from '#shared/email/lists';
+import { addToList } from '#shared/email/add-to-list';
 import { presentEmailList, presentEntry } from '#shared/email/present';
 import { emailsBody } from '#shared/http/email-schemas';
 import { emailListId } from '#shared/http/path-ids';

@@ -1,6 +1,6 @@
 import { deleted } from '#shared/http/endpoint';
 import { emailEndpoint } from '#shared/http/email';
-import { removeEmail } from '#shared/email/emails';
+import { removeEmail } from '#shared/email/visible';
 import { emailId } from '#shared/http/path-ids';
 
 export const handler = emailEndpoint({ path: emailId }, async ({ principal, id }) => {

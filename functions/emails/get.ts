@@ -1,5 +1,5 @@
 import { emailEndpoint } from '#shared/http/email';
-import { visibleEmail } from '#shared/email/emails';
+import { visibleEmail } from '#shared/email/visible';
 import { presentEmail } from '#shared/email/present';
 import { emailId } from '#shared/http/path-ids';
 

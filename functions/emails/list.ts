@@ -1,5 +1,5 @@
 import { emailEndpoint, pageResponse } from '#shared/http/email';
-import { listStandaloneEmails } from '#shared/email/emails';
+import { listStandaloneEmails } from '#shared/email/visible';
 import { presentEmail } from '#shared/email/present';
 import { pageQuery } from '#shared/http/email-schemas';
 

@@ -4,6 +4,6 @@ import { presentMessages } from '#shared/messaging/present';
 import { createMessageBody } from '#shared/http/messaging-schemas';
 
 export const handler = chatEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body }) => {
-  const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body)]);
+  const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body)], { fresh: true });
   return { status: 201, body: message };
 });

@@ -5,6 +5,6 @@ import { presentMessages } from '#shared/messaging/present';
 import { updateMessageBody } from '#shared/http/messaging-schemas';
 
 export const handler = chatEndpoint({ path: messageId, body: updateMessageBody }, async ({ principal, id, body }) => {
-  const [message] = await presentMessages(principal.accountId, [await updateMessage(principal, id, body)]);
+  const [message] = await presentMessages(principal.accountId, [await updateMessage(principal, id, body)], { fresh: true });
   return { body: message };
 });

@@ -3,6 +3,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyR
 import { gatewayError } from '#shared/http/gateway-responses';
 import { header } from '#shared/http/middleware';
 import { corsOrigins, preflightHeaders } from '#shared/http/cors';
+import { AUTHORIZATION_PATTERN } from '#shared/data/tokens';
 import { apiMethods, authorizer, DEFAULT_TIMEOUT_SECONDS, fallback, resolveRoute, STAGE_NAME, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
 
@@ -40,7 +41,8 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
   if (match.kind !== 'route') return invoke(fallback.handler, { ...event, resource: '/{proxy+}' });
 
   const token = header(event, 'authorization');
-  if (!token) return gatewayError('UNAUTHORIZED', requestId, origin);
+  // API Gateway's identity validation: a header that cannot hold a token never reaches the authorizer.
+  if (!token || !AUTHORIZATION_PATTERN.test(token)) return gatewayError('UNAUTHORIZED', requestId, origin);
   let auth: APIGatewayAuthorizerResult;
   try {
     auth = await invoke(authorizer.handler, {

@@ -18,6 +18,13 @@ export const generateToken = () => `tok_${randomBytes(32).toString('base64url')}
 
 export const TOKEN_PATTERN = /^tok_[A-Za-z0-9_-]{43}$/;
 
+/**
+ * An Authorization header that can carry a token: API Gateway's identity
+ * validation (Java regex syntax, so no flags) and the local gateway refuse
+ * anything else with 401 before the authorizer runs.
+ */
+export const AUTHORIZATION_PATTERN = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr]\\s+${TOKEN_PATTERN.source.slice(1, -1)}\\s*$`);
+
 export async function issueToken(principal: Principal): Promise<string> {
   return (await issueTokenWithId(principal)).token;
 }

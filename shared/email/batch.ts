@@ -1,4 +1,4 @@
-import { checkSyntax } from '#shared/email/validator/index';
+import { checkSyntax } from '#shared/email/validator/syntax';
 import type { EmailRecord } from '#shared/data/emails';
 
 /** A batch entry that could not be accepted, and why. */

@@ -1,14 +1,30 @@
-import qs from 'qs';
+import type { parse as QsParse } from 'qs';
 import { ApiError, badRequest } from '#shared/http/errors';
 
 export const MAX_BODY_BYTES = 256 * 1024;
+
+let qsParse: typeof QsParse | undefined;
+
+/**
+ * qs, with the get-intrinsic and side-channel modules under it, is loaded by
+ * the first form body rather than at import: most requests carry JSON or no
+ * body, and evaluating qs is about a tenth of a handler's cold import
+ * (docs/performance.md). The middleware awaits this before parsing a form.
+ */
+export async function loadFormParser(): Promise<void> {
+  qsParse ??= (await import('qs')).default.parse;
+}
+
+export const isForm = (contentType: string | undefined) => /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '');
 
 /**
  * Form bodies use Stripe-style brackets (`a[b][]=c`, `list[0][k]=v`). The
  * limits keep a hostile body from building huge or deep objects.
  */
-export const parseForm = (text: string) =>
-  qs.parse(text, { depth: 4, arrayLimit: 100, parameterLimit: 1000, allowPrototypes: false, charset: 'utf-8' });
+export const parseForm = (text: string) => {
+  if (!qsParse) throw new Error('loadFormParser() must have run before a form body is parsed');
+  return qsParse(text, { depth: 4, arrayLimit: 100, parameterLimit: 1000, allowPrototypes: false, charset: 'utf-8' });
+};
 
 export type MediaType = 'json' | 'form';
 

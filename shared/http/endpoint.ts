@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Principal } from '#shared/data/tokens';
 import type { MediaType } from '#shared/http/body';
 import { badRequest, notFound } from '#shared/http/errors';

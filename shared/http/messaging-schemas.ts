@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_ATTACHMENTS } from '#shared/messaging/attachments';
 import { reactionsInput } from '#shared/messaging/reactions';
 import { booleanField, cursorQuery, emptyMeansNull, idField, integerField, timestampField } from '#shared/http/fields';

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { z } from 'zod';
 import { findPrincipal, type Principal } from '#shared/data/tokens';
 import { corsHeaders } from '#shared/http/cors';
-import { parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
+import { isForm, loadFormParser, parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
 import { validate } from '#shared/http/validation';
 import { asApiError, internal, unauthorized } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
@@ -98,9 +98,11 @@ export const parseInput = (spec: {
   query: z.ZodType<unknown>;
   media: readonly MediaType[];
 }): Middleware => ({
-  before: (request) => {
+  before: async (request) => {
     const { event } = request;
-    const raw = parseBody(event.body, event.isBase64Encoded, header(event, 'content-type'), spec.media);
+    const contentType = header(event, 'content-type');
+    if (isForm(contentType) && spec.media.includes('form')) await loadFormParser();
+    const raw = parseBody(event.body, event.isBase64Encoded, contentType, spec.media);
     const queryNames = [...Object.keys(event.queryStringParameters ?? {}), ...Object.keys(event.multiValueQueryStringParameters ?? {})];
     const forbidden = prototypeKeyIn(queryNames);
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'query');

@@ -1,5 +1,6 @@
 import type { Contact } from '#shared/data/contacts';
 import { getContacts } from '#shared/data/contacts';
+import { cachedContacts } from '#shared/messaging/contact-cache';
 import type { Conversation } from '#shared/data/conversations';
 import type { Message } from '#shared/data/messages';
 import { presentReactions } from '#shared/messaging/reactions';
@@ -41,9 +42,13 @@ const presentMessage = (m: Message, contact: Contact | undefined) => ({
   updated_at: m.updated_at,
 });
 
-/** Embeds each sender's current contact record (one batch read per page). */
-export async function presentMessages(accountId: string, messages: Message[]) {
-  const contacts = await getContacts(accountId, [...new Set(messages.map((m) => m.contact_id))]);
+/**
+ * Embeds each sender's contact record: as read now (one batch read) after a
+ * write, from the container's contact cache on reads.
+ */
+export async function presentMessages(accountId: string, messages: Message[], { fresh = false } = {}) {
+  const senders = [...new Set(messages.map((m) => m.contact_id))];
+  const contacts = await (fresh ? getContacts : cachedContacts)(accountId, senders);
   return messages.map((m) => presentMessage(m, contacts.get(m.contact_id)));
 }
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ReactionEntry, ReactionOp } from '#shared/data/messages';
 import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
@@ -6,9 +6,10 @@ import { elementBytes } from '#shared/messaging/size';
 export const MAX_REACTION_NAMES = 50;
 export const MAX_CONTACTS_PER_REACTION = 1000;
 
-const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+// Made on first use: constructing a segmenter loads ICU break data (tens of ms), a cost every cold start would pay.
+let segmenter: Intl.Segmenter | undefined;
 const isSingleEmoji = (name: string) =>
-  [...segmenter.segment(name)].length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}/u.test(name);
+  [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}/u.test(name);
 
 export const reactionName = z
   .string()

@@ -34,7 +34,10 @@ export const METRIC = {
 
 export type MetricName = keyof typeof METRIC;
 
-const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'serverless-messaging' });
+// Made at the first flush on Lambda: nothing at import, and nothing at all off Lambda.
+let emitter: Metrics | undefined;
+const metricsEmitter = () =>
+  (emitter ??= new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'serverless-messaging' }));
 
 /** Counts are summed until the flush; other units keep each value (CloudWatch computes their percentiles). */
 const counts = new Map<MetricName, number>();
@@ -60,6 +63,7 @@ export function pendingMetrics(): Record<string, number | number[]> {
 export function flushMetrics(): void {
   const onLambda = Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
   if (onLambda && (counts.size > 0 || samples.size > 0)) {
+    const metrics = metricsEmitter();
     for (const [key, value] of counts) metrics.addMetric(METRIC[key].name, METRIC[key].unit, value);
     for (const [key, values] of samples) for (const value of values) metrics.addMetric(METRIC[key].name, METRIC[key].unit, value);
     metrics.publishStoredMetrics();

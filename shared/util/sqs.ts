@@ -4,6 +4,9 @@ import { config } from '#shared/config';
 let client: SQSClient | undefined;
 const sqs = () => (client ??= new SQSClient({ region: config().region }));
 
+/** The process's one SQS client (the tests count the calls it makes). */
+export const sqsClient = (): SQSClient => sqs();
+
 export function requireQueue(url: string | undefined, name: string): string {
   if (!url) throw new Error(`${name} is not configured`);
   return url;

@@ -10,7 +10,7 @@ import { VALIDATOR_ENV_VARS } from '../../shared/email/validator/config.ts';
 import { accessLogFormat, ACCESS_LOG_FIELDS } from '../../infra/api.ts';
 import { THRESHOLDS } from '../../infra/monitoring.ts';
 import { addNagPacks } from '../../infra/nag.ts';
-import { DEFAULT_THROTTLE } from '../../infra/settings.ts';
+import { DEFAULT_AUTH_CACHE_SECONDS, DEFAULT_THROTTLE } from '../../infra/settings.ts';
 import { ServerlessMessagingStack } from '../../infra/stack.ts';
 import { functionsDir, logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
 
@@ -115,6 +115,20 @@ describe('API stages', () => {
     }
     expect(() => synthStack({ apiThrottleRate: '0' }, 'Bad1')).toThrow(/apiThrottleRate/);
     expect(() => synthStack({ apiThrottleBurst: '2.5' }, 'Bad2')).toThrow(/apiThrottleBurst/);
+  });
+});
+
+describe('authorizer cache', () => {
+  const ttls = (t: typeof template) => resources(t, 'AWS::ApiGateway::Authorizer').map(([, a]) => a.Properties.AuthorizerResultTtlInSeconds);
+
+  it('keeps a token\'s answer AUTH_CACHE_SECONDS (default 60; 0 turns caching off) and refuses other values', () => {
+    expect(DEFAULT_AUTH_CACHE_SECONDS).toBe(60);
+    expect(ttls(template)).toEqual([60, 60]);
+    expect(ttls(synthStack({ AUTH_CACHE_SECONDS: '0' }, 'NoAuthCache').template)).toEqual([0, 0]);
+    expect(ttls(synthStack({ AUTH_CACHE_SECONDS: '300' }, 'LongAuthCache').template)).toEqual([300, 300]);
+    for (const bad of ['-1', '1.5', 'ten', '3601']) {
+      expect(() => synthStack({ AUTH_CACHE_SECONDS: bad }, `BadAuthCache${bad.replace(/\W/g, '')}`), bad).toThrow(/AUTH_CACHE_SECONDS/);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
+import { AUTHORIZATION_PATTERN, generateToken } from '../../shared/data/tokens.ts';
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
 import { authorizer, routes, schedules, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
@@ -176,12 +177,13 @@ describe('Lambda functions', () => {
     expect(allFunctions()).toHaveLength(expected);
   });
 
-  it('runs every function on the Node major of .nvmrc, arm64, with source maps and the table name', () => {
+  it('runs every function on the Node major of .nvmrc, arm64, with the table name and without source maps at init', () => {
     for (const { Properties: p } of Object.values(resources('AWS::Lambda::Function'))) {
       expect(p.Runtime).toBe(`nodejs${DEPLOY_NODE_MAJOR}.x`);
       expect(p.Architectures).toEqual(['arm64']);
       expect(p.MemorySize).toBe(256);
-      expect(p.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
+      // --enable-source-maps would load each bundle's map at every cold start (docs/performance.md).
+      expect(p.Environment.Variables.NODE_OPTIONS).toBeUndefined();
       expect(p.Environment.Variables.TABLE_NAME).toEqual({ Ref: logicalId(stack.table) });
       expect(p.LoggingConfig?.LogGroup).toBeDefined();
     }
@@ -346,13 +348,20 @@ describe('REST APIs', () => {
     }
   });
 
-  it('uses a token authorizer on the Authorization header without result caching', () => {
+  it('uses a token authorizer on the Authorization header, its answers cached 60 s, malformed headers refused before it runs', () => {
     template.resourceCountIs('AWS::ApiGateway::Authorizer', apiNames.length);
     template.allResourcesProperties('AWS::ApiGateway::Authorizer', {
       Type: 'TOKEN',
       IdentitySource: 'method.request.header.Authorization',
-      AuthorizerResultTtlInSeconds: 0,
+      AuthorizerResultTtlInSeconds: 60,
+      IdentityValidationExpression: AUTHORIZATION_PATTERN.source,
     });
+    // The expression as API Gateway receives it: an issued token passes, anything else does not.
+    const expression = new RegExp(Object.values(resources('AWS::ApiGateway::Authorizer'))[0]!.Properties.IdentityValidationExpression);
+    expect(expression.test(`Bearer ${generateToken()}`)).toBe(true);
+    for (const bad of ['', 'Bearer', `Basic ${generateToken()}`, 'Bearer tok_short', `Bearer ${generateToken()}x`, `Bearer ${generateToken()} extra`]) {
+      expect(expression.test(bad), bad).toBe(false);
+    }
     for (const api of apiNames) {
       const built = apiOf(api);
       const own = Object.values(resources('AWS::ApiGateway::Authorizer')).filter(

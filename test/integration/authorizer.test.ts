@@ -6,10 +6,12 @@ const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/v1
 const authorize = (authorizationToken: string) => handler({ type: 'TOKEN', authorizationToken, methodArn });
 
 describe('TOKEN authorizer', () => {
-  it('allows a valid token on the method, with the account and contact for the handler', async () => {
+  it('allows a valid token on the whole API (API Gateway reuses a cached policy for every route), with the account and contact for the handler', async () => {
     const t = await aTenant();
     const result = await authorize(`Bearer ${t.token}`);
-    expect(result.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: methodArn }]);
+    expect(result.policyDocument.Statement).toEqual([
+      { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
+    ]);
     expect(result.context).toEqual({ accountId: t.accountId, contactId: t.contactIds.alice });
   });
 

@@ -1,4 +1,5 @@
 import { db } from '#shared/db/client';
+import { sqsClient } from '#shared/util/sqs';
 
 export interface DynamoCall {
   command: string;
@@ -39,6 +40,32 @@ export async function countDynamoCalls<T>(during: () => Promise<T>): Promise<{ r
   );
   try {
     return { result: await during(), calls };
+  } finally {
+    stack.remove(name);
+  }
+}
+
+/**
+ * Every DynamoDB and SQS call made in this process while `during` runs, as
+ * `DynamoDB.GetItem`, `SQS.SendMessage`, ...: the round trips of a request.
+ */
+export async function countRoundTrips<T>(during: () => Promise<T>): Promise<{ result: T; calls: Record<string, number> }> {
+  const sent: string[] = [];
+  const name = `count-sqs-${Math.random().toString(36).slice(2)}`;
+  const stack = sqsClient().middlewareStack;
+  stack.add(
+    (next, context) => async (args) => {
+      sent.push(`SQS.${String(context.commandName ?? 'unknown').replace(/Command$/, '')}`);
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    const { result, calls } = await countDynamoCalls(during);
+    const counts: Record<string, number> = {};
+    for (const [command, n] of Object.entries(byCommand(calls))) counts[`DynamoDB.${command}`] = n;
+    for (const call of sent) counts[call] = (counts[call] ?? 0) + 1;
+    return { result, calls: counts };
   } finally {
     stack.remove(name);
   }

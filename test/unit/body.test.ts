@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '#shared/http/errors';
-import { MAX_BODY_BYTES, parseBody, parseForm } from '#shared/http/body';
+import { isForm, loadFormParser, MAX_BODY_BYTES, parseBody, parseForm } from '#shared/http/body';
+
+// The middleware loads the form parser on the first form body; these cases call the parser directly.
+beforeAll(loadFormParser);
 
 const form = (text: string) => parseBody(text, false, 'application/x-www-form-urlencoded; charset=utf-8', ['form', 'json']);
 const statusOf = (fn: () => unknown) => {
@@ -13,6 +16,11 @@ const statusOf = (fn: () => unknown) => {
 };
 
 describe('request bodies', () => {
+  it('knows a form body by its media type, parameters or not', () => {
+    for (const type of ['application/x-www-form-urlencoded', 'Application/X-WWW-Form-Urlencoded; charset=utf-8']) expect(isForm(type), type).toBe(true);
+    for (const type of [undefined, '', 'application/json', 'text/plain', 'application/x-www-form-urlencodedx']) expect(isForm(type), String(type)).toBe(false);
+  });
+
   it('parses Stripe-style bracket nesting', () => {
     expect(form('reactions[thumbsup][]=alice&reactions[thumbsup][]=bob&reactions[heart]=')).toEqual({
       reactions: { thumbsup: ['alice', 'bob'], heart: '' },

@@ -1,0 +1,46 @@
+import type { Principal } from '#shared/data/tokens';
+import { getEmailList, toEmailList } from '#shared/data/email-lists';
+import { collectionKey, ListGoneError, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { notFound } from '#shared/errors';
+import { classifyEntries, mergeEntries, rejectedEntry } from '#shared/email/batch';
+import { settleOutboxes } from '#shared/email/work';
+import { describeError, logger } from '#shared/util/logger';
+import { countMetric } from '#shared/util/metrics';
+
+// Apart from lists.ts: adding checks address syntax, which the other list handlers must not load.
+
+/**
+ * Adds a batch to a list: invalid and duplicate entries are reported in
+ * place and counted as rejected; accepted ones are stored `pending` and
+ * queued (or held, when the account's credits cannot cover them).
+ */
+export async function addToList(who: Principal, id: number, entries: unknown[]) {
+  const { accepted, errors } = classifyEntries(entries, true);
+  const gone = () => notFound('email list', String(id), 'id');
+  let chunks;
+  try {
+    chunks = await storeEmails(who.accountId, { kind: 'list', listId: id }, accepted.map((a) => a.address), errors.size);
+  } catch (error) {
+    if (error instanceof ListGoneError) throw gone();
+    throw error;
+  }
+  const duplicates = new Set(chunks.flatMap((c) => c.duplicates));
+  const stored = new Map(chunks.flatMap((c) => c.emails).map((e) => [e.email, e]));
+  const emails = new Map<number, EmailRecord>();
+  for (const { index, address } of accepted) {
+    const email = stored.get(address);
+    if (email) emails.set(index, email);
+    else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
+  }
+  for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
+  const key = collectionKey(who.accountId, { kind: 'list', listId: id });
+  let item: Record<string, unknown> | 'gone' | undefined;
+  try {
+    item = await settleOutboxes(key, true, chunks.map((c) => c.outbox));
+  } catch (error) {
+    logger.warn('settling deferred; the sweeper will finish it', describeError(error));
+  }
+  const list = item === undefined ? await getEmailList(who.accountId, id) : item === 'gone' ? undefined : toEmailList(item);
+  if (!list) throw gone();
+  return { list, entries: mergeEntries(entries.length, errors, emails) };
+}

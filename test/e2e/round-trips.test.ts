@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '#shared/routes';
+import { resetNumericIds } from '#shared/data/numeric-ids';
+import { clearContactCache } from '#shared/messaging/contact-cache';
+import { countRoundTrips } from '../steps/dynamodb-calls.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { aTenant, type Tenant } from '../steps/given.ts';
+import { apiClient, type ApiClient, type ApiResponse } from '../steps/when.ts';
+
+/**
+ * The round-trip budget of every route: the most DynamoDB and SQS calls one
+ * request may make, by command, in the scenario given for it (a small
+ * account: a few messages, a list of three addresses). The token's GetItem
+ * is the authorizer's: on AWS it runs once per token per AUTH_CACHE_SECONDS,
+ * here on every request. docs/performance.md lists the same table; a call
+ * added to a route fails here until the budget (and the table) say why.
+ */
+type Budget = Record<string, number>;
+const BUDGETS: Record<string, Budget> = {
+  'GET /v1/conversations': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1 },
+  'POST /v1/conversations': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
+  'GET /v1/conversations/{id}': { 'DynamoDB.GetItem': 2 },
+  'PUT /v1/conversations/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 1 },
+  'DELETE /v1/conversations/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 2, 'DynamoDB.Query': 2, 'DynamoDB.BatchWriteItem': 1 },
+  'GET /v1/messages': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1, 'DynamoDB.BatchGetItem': 1 },
+  'POST /v1/messages': { 'DynamoDB.GetItem': 1, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.BatchGetItem': 1 },
+  'GET /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 1 },
+  'PUT /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 2, 'DynamoDB.UpdateItem': 1 },
+  'DELETE /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 1, 'DynamoDB.TransactWriteItems': 1 },
+  'POST /api/v1/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 2, 'DynamoDB.BatchWriteItem': 1, 'DynamoDB.DeleteItem': 1 },
+  'GET /api/v1/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
+  'GET /api/v1/email/{id}': { 'DynamoDB.GetItem': 2 },
+  'DELETE /api/v1/email/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 1, 'DynamoDB.DeleteItem': 1 },
+  'POST /api/v1/emailList': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.DeleteItem': 1 },
+  'GET /api/v1/emailLists': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
+  'GET /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 2 },
+  'DELETE /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 3, 'DynamoDB.DeleteItem': 1, 'DynamoDB.Query': 5, 'DynamoDB.BatchWriteItem': 2 },
+  'GET /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
+  'POST /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.BatchWriteItem': 1, 'DynamoDB.PutItem': 1, 'SQS.SendMessageBatch': 1 },
+};
+
+/** Runs the request, records its calls, and holds them to the route's budget. */
+async function withinBudget(route: string, request: () => Promise<ApiResponse>): Promise<ApiResponse> {
+  // A container's block of numeric ids lasts a second: whether a request takes a new one depends on
+  // timing, so every request starts without one (the budget counts that UpdateItem where ids are made).
+  resetNumericIds();
+  const { result, calls } = await countRoundTrips(request);
+  if (process.env.SHOW_CALLS) console.log(route, JSON.stringify(calls));
+  expect(result.status, `${route}: ${result.text}`).toBeLessThan(300);
+  const budget = BUDGETS[route]!;
+  for (const [command, count] of Object.entries(calls)) {
+    expect(count, `${route} makes ${count} ${command}, budget ${budget[command] ?? 0}`).toBeLessThanOrEqual(budget[command] ?? 0);
+  }
+  return result;
+}
+
+describe('round trips per request (in-process, so every call is seen)', () => {
+  let chat: ApiClient;
+  let email: ApiClient;
+  let env: EmailEnv | undefined;
+  let t: Tenant;
+
+  beforeAll(async () => {
+    // No workers: their calls would be counted as the request's.
+    env = await emailEnv(undefined, { workers: false });
+    chat = await apiClient('chat', 'handler');
+    email = await apiClient('email', 'handler');
+    t = await aTenant();
+  });
+  afterAll(async () => {
+    await chat.close();
+    await email.close();
+    await env?.stop();
+  });
+
+  it('covers every route of both APIs, and docs/performance.md lists the same budgets', () => {
+    expect(Object.keys(BUDGETS).sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
+    const docs = readFileSync('docs/performance.md', 'utf8');
+    for (const [route, budget] of Object.entries(BUDGETS)) expect(docs).toContain(budgetRow(route, budget));
+  });
+
+  it('holds the messaging routes to their budgets', async () => {
+    const as = { token: t.token };
+    const created = await withinBudget('POST /v1/conversations', () => chat.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } }));
+    const conv = created.body.id as string;
+    await withinBudget('GET /v1/conversations', () => chat.call('GET', '/v1/conversations', as));
+    await withinBudget('GET /v1/conversations/{id}', () => chat.call('GET', `/v1/conversations/${conv}`, as));
+    await withinBudget('PUT /v1/conversations/{id}', () => chat.call('PUT', `/v1/conversations/${conv}`, { ...as, form: { is_muted: 'true' } }));
+    const sent = await withinBudget('POST /v1/messages', () => chat.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: 'hello' } }));
+    const msg = sent.body.id as string;
+    for (let i = 0; i < 3; i++) await chat.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: `more ${i}` } });
+    clearContactCache(); // a cold container: the page reads its senders once
+    await withinBudget('GET /v1/messages', () => chat.call('GET', '/v1/messages', { ...as, query: { conversation_id: conv, limit: 10 } }));
+    await withinBudget('GET /v1/messages/{id}', () => chat.call('GET', `/v1/messages/${msg}`, as));
+    await withinBudget('PUT /v1/messages/{id}', () => chat.call('PUT', `/v1/messages/${msg}`, { ...as, form: { message: 'edited' } }));
+    await withinBudget('DELETE /v1/messages/{id}', () => chat.call('DELETE', `/v1/messages/${msg}`, as));
+    await withinBudget('DELETE /v1/conversations/{id}', () => chat.call('DELETE', `/v1/conversations/${conv}`, as));
+  });
+
+  it('holds the email routes to their budgets', async () => {
+    const as = { token: t.token };
+    const created = await withinBudget('POST /api/v1/emails', () => email.call('POST', '/api/v1/emails', { ...as, json: { emails: ['someone@example.com'] } }));
+    const id = created.body.emails[0].id as number;
+    await withinBudget('GET /api/v1/emails', () => email.call('GET', '/api/v1/emails', as));
+    await withinBudget('GET /api/v1/email/{id}', () => email.call('GET', `/api/v1/email/${id}`, as));
+    await withinBudget('DELETE /api/v1/email/{id}', () => email.call('DELETE', `/api/v1/email/${id}`, as));
+    const list = await withinBudget('POST /api/v1/emailList', () => email.call('POST', '/api/v1/emailList', { ...as, json: { name: 'budget' } }));
+    const listId = list.body.id as number;
+    await withinBudget('POST /api/v1/emailList/{id}/emails', () =>
+      email.call('POST', `/api/v1/emailList/${listId}/emails`, { ...as, json: { emails: ['a@example.com', 'b@example.com', 'c@example.com'] } }),
+    );
+    await withinBudget('GET /api/v1/emailLists', () => email.call('GET', '/api/v1/emailLists', as));
+    await withinBudget('GET /api/v1/emailList/{id}', () => email.call('GET', `/api/v1/emailList/${listId}`, as));
+    await withinBudget('GET /api/v1/emailList/{id}/emails', () => email.call('GET', `/api/v1/emailList/${listId}/emails`, as));
+    await withinBudget('DELETE /api/v1/emailList/{id}', () => email.call('DELETE', `/api/v1/emailList/${listId}`, as));
+  });
+
+  it('refuses a malformed token without a single call (API Gateway validates the header before any authorizer)', async () => {
+    for (const authorization of ['Bearer x', `Basic ${t.token}`, `Bearer ${t.token}!`]) {
+      const { result, calls } = await countRoundTrips(() => chat.call('GET', '/v1/conversations', { headers: { Authorization: authorization } }));
+      expect(result.status, authorization).toBe(401);
+      expect(calls, authorization).toEqual({});
+    }
+  });
+});
+
+/** `| GET /v1/messages | 3 | GetItem 1, Query 1, BatchGetItem 1 | – |`, as in docs/performance.md. */
+export function budgetRow(route: string, budget: Budget): string {
+  const of = (service: string) =>
+    Object.entries(budget)
+      .filter(([command]) => command.startsWith(`${service}.`))
+      .map(([command, n]) => `${command.slice(service.length + 1)} ${n}`)
+      .join(', ') || '–';
+  const total = Object.values(budget).reduce((a, b) => a + b, 0);
+  return `| \`${route}\` | ${total} | ${of('DynamoDB')} | ${of('SQS')} |`;
+}
