@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client';
-import { startLocalStack } from '../scripts/local/runtime.ts';
+import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 import { startDnsServer } from '../scripts/local/dns-server.ts';
 
@@ -71,7 +71,7 @@ export async function emailThroughput(): Promise<ThroughputResult> {
   );
   const dns = await startDnsServer(zones);
   Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
-  const stack = await startLocalStack({ chatPort: null, emailPort: 0 });
+  const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0 });
   try {
     const demo = await seedDemo();
     const base = stack.emailUrl!;

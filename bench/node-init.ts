@@ -45,7 +45,7 @@ try {
     stdio: 'ignore',
     env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
   });
-  const template = JSON.parse(readFileSync(join(out, 'ServerlessMessagingStack.template.json'), 'utf8'));
+  const template = JSON.parse(readFileSync(join(out, 'MessagingAndEmailValidationStack.template.json'), 'utf8'));
   const bundles = new Map<string, { name: string; file: string; bytes: number; nodeOptions: string }>();
   type Resource = { Type: string; Metadata?: Record<string, string>; Properties: { Environment?: { Variables?: Record<string, string> } } };
   for (const [id, r] of Object.entries<Resource>(template.Resources)) {

@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import autocannon from 'autocannon';
-import { startLocalStack } from '../scripts/local/runtime.ts';
+import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 import { COLD_START_TARGET, coldStarts, type ColdStartReport } from './cold-start.ts';
 import { emailThroughput } from './email-throughput.ts';
@@ -72,11 +72,11 @@ async function load(url: string, token: string, title: string, options: Partial<
 }
 
 async function api(): Promise<Row[]> {
-  const stack = await startLocalStack({ chatPort: 0, emailPort: null, workers: false });
+  const stack = await startLocalRuntime({ messagingPort: 0, emailPort: null, workers: false });
   const ideal = await startIdealServer();
   try {
     const demo = await seedDemo();
-    const base = stack.chatUrl!;
+    const base = stack.messagingUrl!;
     const auth = { authorization: `Bearer ${demo.token}`, 'content-type': 'application/x-www-form-urlencoded' };
     const conv = (await (await fetch(`${base}/v1/conversations`, { method: 'POST', headers: auth, body: `contact_id=${demo.contactIds.bob}` })).json()) as { id: string };
     for (let i = 0; i < 50; i++) {

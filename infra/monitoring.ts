@@ -33,7 +33,7 @@ export const THRESHOLDS = {
   /** Share of requests answered 5xx over 5 minutes, in 2 of 3 periods. */
   serverErrorRate: 0.01,
   /** p99 latency over 5 minutes, in 3 of 3 periods. */
-  p99LatencyMs: { chat: 1000, email: 3000 } satisfies Record<ApiName, number>,
+  p99LatencyMs: { messaging: 1000, email: 3000 } satisfies Record<ApiName, number>,
 };
 
 const FIVE_MINUTES = Duration.minutes(5);

@@ -1,7 +1,7 @@
 import { Validations, type App, type CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import type { ServerlessMessagingStack } from './stack.ts';
+import type { MessagingAndEmailValidationStack } from './stack.ts';
 
 /** The rule packs `cdk synth` and the CDK tests run over the stack: an unacknowledged error fails the synth. */
 export function addNagPacks(app: App): void {
@@ -15,7 +15,7 @@ const acknowledge = (scope: IConstruct, id: string, reason: string) => Validatio
  * concerns and with the reason (docs/operations.md lists them too). Anything
  * not acknowledged here fails `cdk synth` and the CDK tests.
  */
-export function acknowledgeFindings(stack: ServerlessMessagingStack): void {
+export function acknowledgeFindings(stack: MessagingAndEmailValidationStack): void {
   const table = stack.getLogicalId(stack.table.node.defaultChild as CfnElement);
 
   for (const fn of stack.namedFunctions().values()) {

@@ -36,7 +36,7 @@ export function assertWorkerFitsQueue(worker: Pick<Worker, 'name' | 'timeoutSeco
   }
 }
 
-export class ServerlessMessagingStack extends Stack {
+export class MessagingAndEmailValidationStack extends Stack {
   readonly table: Table;
   readonly queues: Record<QueueName, Queue>;
   /** Each queue's dead-letter queue, same keys as `queues`. */

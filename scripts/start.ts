@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { getAccount } from '#shared/data/accounts';
 import { corsOrigins } from '#shared/http/cors';
 import { portInUse } from './local/ports.ts';
-import { startLocalStack } from './local/runtime.ts';
+import { startLocalRuntime } from './local/runtime.ts';
 import { seedDemo, type DemoSeed } from './local/seed.ts';
 import { LOCAL_DIR, RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 
@@ -26,7 +26,9 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-const PORT_DEFAULTS = { CHAT_PORT: 3000, EMAIL_PORT: 3001, DYNAMODB_PORT: 8000, SQS_PORT: 9324 } as const;
+const PORT_DEFAULTS = { MESSAGING_PORT: 3000, EMAIL_PORT: 3001, DYNAMODB_PORT: 8000, SQS_PORT: 9324 } as const;
+// The messaging API's earlier name, still read for one release.
+process.env.MESSAGING_PORT ??= process.env.CHAT_PORT;
 type PortVariable = keyof typeof PORT_DEFAULTS;
 const ports = {} as Record<PortVariable, number>;
 for (const [name, fallback] of Object.entries(PORT_DEFAULTS) as [PortVariable, number][]) {
@@ -46,13 +48,13 @@ try {
   fail((error as Error).message);
 }
 
-let stack: Awaited<ReturnType<typeof startLocalStack>>;
+let stack: Awaited<ReturnType<typeof startLocalRuntime>>;
 try {
-  stack = await startLocalStack({
+  stack = await startLocalRuntime({
     dataDir: `${LOCAL_DIR}/dynamodb`,
     dynamoPort: ports.DYNAMODB_PORT,
     sqsPort: ports.SQS_PORT,
-    chatPort: ports.CHAT_PORT,
+    messagingPort: ports.MESSAGING_PORT,
     emailPort: ports.EMAIL_PORT,
   });
 } catch (error) {
@@ -74,12 +76,14 @@ const runtime: RuntimeFile = { pid: process.pid, env: stack.env };
 writeFileSync(RUNTIME_FILE, JSON.stringify(runtime, null, 2));
 
 const printed = {
-  CHAT_BASE_URL: stack.chatUrl!,
+  MESSAGING_BASE_URL: stack.messagingUrl!,
   EMAIL_BASE_URL: stack.emailUrl!,
   DEMO_TOKEN: demo.token,
   DEMO_CONTACT_ID: demo.contactIds.bob,
   DEMO_GROUP_ID: demo.groupId,
   DEMO_ACCOUNT_ID: demo.accountId,
+  // The earlier name of MESSAGING_BASE_URL, kept for one release.
+  CHAT_BASE_URL: stack.messagingUrl!,
 };
 // The same values for a shell: `source .local/env` (rewritten at every start).
 writeFileSync(

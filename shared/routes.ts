@@ -3,7 +3,7 @@
  * method per row; the local server routes real HTTP requests with the same
  * rows, so the two cannot drift.
  */
-export type ApiName = 'chat' | 'email';
+export type ApiName = 'messaging' | 'email';
 
 /** The API Gateway stage both APIs deploy to (and the local server reports in its events). */
 export const STAGE_NAME = 'prod';
@@ -32,12 +32,12 @@ export interface Route {
 }
 
 export const routes: readonly Route[] = [
-  { api: 'chat', method: 'GET', path: '/v1/conversations', handler: 'conversations/list', table: 'read' },
-  { api: 'chat', method: 'POST', path: '/v1/conversations', handler: 'conversations/create', table: 'readWrite' },
-  { api: 'chat', method: 'GET', path: '/v1/conversations/{id}', handler: 'conversations/get', table: 'read' },
-  { api: 'chat', method: 'PUT', path: '/v1/conversations/{id}', handler: 'conversations/update', table: 'readWrite' },
+  { api: 'messaging', method: 'GET', path: '/v1/conversations', handler: 'conversations/list', table: 'read' },
+  { api: 'messaging', method: 'POST', path: '/v1/conversations', handler: 'conversations/create', table: 'readWrite' },
+  { api: 'messaging', method: 'GET', path: '/v1/conversations/{id}', handler: 'conversations/get', table: 'read' },
+  { api: 'messaging', method: 'PUT', path: '/v1/conversations/{id}', handler: 'conversations/update', table: 'readWrite' },
   {
-    api: 'chat',
+    api: 'messaging',
     method: 'DELETE',
     path: '/v1/conversations/{id}',
     handler: 'conversations/delete',
@@ -45,11 +45,11 @@ export const routes: readonly Route[] = [
     sends: ['purge'],
     timeoutSeconds: 20,
   },
-  { api: 'chat', method: 'GET', path: '/v1/messages', handler: 'messages/list', table: 'read' },
-  { api: 'chat', method: 'POST', path: '/v1/messages', handler: 'messages/create', table: 'readWrite' },
-  { api: 'chat', method: 'GET', path: '/v1/messages/{id}', handler: 'messages/get', table: 'read' },
-  { api: 'chat', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite' },
-  { api: 'chat', method: 'DELETE', path: '/v1/messages/{id}', handler: 'messages/delete', table: 'readWrite' },
+  { api: 'messaging', method: 'GET', path: '/v1/messages', handler: 'messages/list', table: 'read' },
+  { api: 'messaging', method: 'POST', path: '/v1/messages', handler: 'messages/create', table: 'readWrite' },
+  { api: 'messaging', method: 'GET', path: '/v1/messages/{id}', handler: 'messages/get', table: 'read' },
+  { api: 'messaging', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite' },
+  { api: 'messaging', method: 'DELETE', path: '/v1/messages/{id}', handler: 'messages/delete', table: 'readWrite' },
 
   { api: 'email', method: 'POST', path: '/api/v1/emails', handler: 'emails/create', table: 'readWrite', sends: ['validation'], timeoutSeconds: 15, validates: true },
   { api: 'email', method: 'GET', path: '/api/v1/emails', handler: 'emails/list', table: 'read' },

@@ -1,9 +1,9 @@
-import { chatEndpoint } from '#shared/http/chat';
+import { messagingEndpoint } from '#shared/http/messaging';
 import { openConversation } from '#shared/messaging/conversations';
 import { presentConversation } from '#shared/messaging/present';
 import { createConversationBody } from '#shared/http/messaging-schemas';
 
-export const handler = chatEndpoint({ body: createConversationBody }, async ({ principal, body }) => {
+export const handler = messagingEndpoint({ body: createConversationBody }, async ({ principal, body }) => {
   const { conversation, created } = await openConversation(principal, body);
   return { status: created ? 201 : 200, body: presentConversation(conversation) };
 });

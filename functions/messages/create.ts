@@ -1,9 +1,9 @@
-import { chatEndpoint } from '#shared/http/chat';
+import { messagingEndpoint } from '#shared/http/messaging';
 import { sendMessage } from '#shared/messaging/messages';
 import { presentMessages } from '#shared/messaging/present';
 import { createMessageBody } from '#shared/http/messaging-schemas';
 
-export const handler = chatEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body }) => {
+export const handler = messagingEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body }) => {
   const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body)], { fresh: true });
   return { status: 201, body: message };
 });

@@ -1,9 +1,9 @@
-import { chatEndpoint } from '#shared/http/chat';
+import { messagingEndpoint } from '#shared/http/messaging';
 import { messageId } from '#shared/http/path-ids';
 import { deleted } from '#shared/http/endpoint';
 import { deleteMessage } from '#shared/messaging/messages';
 
-export const handler = chatEndpoint({ path: messageId }, async ({ principal, id }) => {
+export const handler = messagingEndpoint({ path: messageId }, async ({ principal, id }) => {
   await deleteMessage(principal, id);
   return deleted(id);
 });

@@ -1,10 +1,10 @@
-import { chatEndpoint } from '#shared/http/chat';
+import { messagingEndpoint } from '#shared/http/messaging';
 import { messageId } from '#shared/http/path-ids';
 import { updateMessage } from '#shared/messaging/messages';
 import { presentMessages } from '#shared/messaging/present';
 import { updateMessageBody } from '#shared/http/messaging-schemas';
 
-export const handler = chatEndpoint({ path: messageId, body: updateMessageBody }, async ({ principal, id, body }) => {
+export const handler = messagingEndpoint({ path: messageId, body: updateMessageBody }, async ({ principal, id, body }) => {
   const [message] = await presentMessages(principal.accountId, [await updateMessage(principal, id, body)], { fresh: true });
   return { body: message };
 });

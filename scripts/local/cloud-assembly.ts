@@ -43,7 +43,7 @@ export class CloudAssembly {
   ) {
     this.resources = JSON.parse(readFileSync(path.join(dir, templateFile), 'utf8')).Resources;
     const api = Object.values(this.resources).find((r) => r.Type === 'AWS::ApiGateway::RestApi');
-    this.stackName = String(api?.Properties.Name).replace(/-(chat|email)$/, '');
+    this.stackName = String(api?.Properties.Name).replace(/-(messaging|email)$/, '');
   }
 
   /** The one stack of the assembly (its manifest names the template). */

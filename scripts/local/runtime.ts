@@ -19,7 +19,7 @@ export interface LocalStackOptions {
   dynamoPort?: number;
   sqsPort?: number;
   /** Ports for the HTTP APIs; null serves none (in-process tests). */
-  chatPort?: number | null;
+  messagingPort?: number | null;
   emailPort?: number | null;
   /** Run the queue workers like Lambda's event source mappings. */
   workers?: boolean;
@@ -27,7 +27,7 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   env: Record<string, string>;
-  chatUrl?: string;
+  messagingUrl?: string;
   emailUrl?: string;
   stop: () => Promise<void>;
 }
@@ -111,7 +111,7 @@ export function startSchedules(options: { intervalMs?: (minutes: number) => numb
  * The whole service on this machine: backends, the APIs and the workers,
  * all running the real handlers in this process.
  */
-export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+export async function startLocalRuntime(options: LocalStackOptions = {}): Promise<LocalStack> {
   const backends = await startBackends(options);
   const stops: (() => Promise<void>)[] = [backends.stop];
   const stop = async () => {
@@ -125,17 +125,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // The local queue starts empty: work it held before a stop or a crash is queued again from the table.
       await recoverAfterRestart();
     }
-    let chat: RunningApi | undefined;
-    if (options.chatPort !== null) {
-      chat = await startApiServer('chat', options.chatPort ?? 0);
-      stops.push(chat.close);
+    let messaging: RunningApi | undefined;
+    if (options.messagingPort !== null) {
+      messaging = await startApiServer('messaging', options.messagingPort ?? 0);
+      stops.push(messaging.close);
     }
     let email: RunningApi | undefined;
     if (options.emailPort !== null) {
       email = await startApiServer('email', options.emailPort ?? 0);
       stops.push(email.close);
     }
-    return { env: backends.env, chatUrl: chat?.url, emailUrl: email?.url, stop };
+    return { env: backends.env, messagingUrl: messaging?.url, emailUrl: email?.url, stop };
   } catch (error) {
     await stop();
     throw error;

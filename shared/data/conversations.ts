@@ -87,7 +87,7 @@ export const newConversation = (owner: Owner, target: ConversationTarget): Conve
  * contact or group; a guard item keyed by the target makes that check atomic
  * under races.
  */
-export async function openConversation(
+export async function putConversation(
   owner: Owner,
   target: ConversationTarget,
 ): Promise<{ conversation: Conversation; created: boolean }> {
@@ -109,11 +109,11 @@ const targetKey = (owner: Owner, target: string) => keys.conversationTarget.key(
 /** The user's conversation with a contact or group, through its guard item. */
 async function conversationFor(owner: Owner, targetId: string): Promise<Conversation | undefined> {
   const guard = await getItem(targetKey(owner, targetId), true);
-  return guard ? getConversation(owner, guard.conversation_id as string) : undefined;
+  return guard ? findConversation(owner, guard.conversation_id as string) : undefined;
 }
 
 /** An id that cannot be a conversation's is answered without a read (a 2 KB path id would not even make a valid key). */
-export async function getConversation(owner: Owner, id: string): Promise<Conversation | undefined> {
+export async function findConversation(owner: Owner, id: string): Promise<Conversation | undefined> {
   if (!looksLikeId('conv', id)) return undefined;
   const item = await getItem(conversationKey(owner, id), true);
   return item ? toConversation(item) : undefined;
@@ -156,7 +156,7 @@ const inPage = (page: CursorPageRequest, id: string) =>
  * filters read the state partitions that match (1, 2 or 4 of the 8), each
  * for at most one page. No filter scans the user's other conversations.
  */
-export async function listConversations(
+export async function queryConversations(
   owner: Owner,
   filters: ConversationFilters,
   page: CursorPageRequest,
@@ -186,7 +186,7 @@ export type ConversationChanges = Partial<
  * (retryOnConflict). Answers undefined when the conversation is gone,
  * 'conflict' if it kept changing.
  */
-export async function updateConversation(
+export async function writeConversation(
   owner: Owner,
   current: Conversation,
   changes: ConversationChanges,
@@ -205,7 +205,7 @@ export async function updateConversation(
       }
       const out = await unlessConditionFails(updateItem(conversationKey(owner, read.id), write, 'ALL_NEW'));
       if (out) return toConversation(out);
-      const again = await getConversation(owner, read.id);
+      const again = await findConversation(owner, read.id);
       if (!again) return undefined;
       read = again;
       return AGAIN;
@@ -215,8 +215,8 @@ export async function updateConversation(
 }
 
 /** Removes the conversation and its uniqueness guard, with `also` in the same transaction (the purge record). */
-export async function deleteConversation(owner: Owner, id: string, also: TransactItems = []): Promise<Conversation | undefined> {
-  const existing = await getConversation(owner, id);
+export async function removeConversation(owner: Owner, id: string, also: TransactItems = []): Promise<Conversation | undefined> {
+  const existing = await findConversation(owner, id);
   if (!existing) return undefined;
   const targetId = existing.contact_id ?? existing.group_id!;
   const failed = await transactNamed([

@@ -5,7 +5,7 @@ import { getItem, query, unlessConditionFails, updateItem, type Key } from '#sha
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { touchContactUpdate } from '#shared/data/contacts';
-import { getConversation, toConversation, touchConversationUpdate, type Conversation } from '#shared/data/conversations';
+import { findConversation, toConversation, touchConversationUpdate, type Conversation } from '#shared/data/conversations';
 import { looksLikeId } from '#shared/util/ids';
 
 export interface Attachment {
@@ -176,7 +176,7 @@ export async function conversationMessages(
   }
   const cursorSk = messageKey(owner, conversationId, cursor).sk;
   const [found, items] = await Promise.all([
-    getConversation(owner, conversationId),
+    findConversation(owner, conversationId),
     query({ partition: conversation.pk, sort: [backwards ? '>=' : '<=', cursorSk], forward: backwards }, page.limit + 3),
   ]);
   if (!found) return undefined;
@@ -261,7 +261,7 @@ export async function writeMessage(owner: Owner, current: Message, w: MessageWri
 }
 
 /** Deletes the message and its locator. Returns false when it was not there. */
-export async function deleteMessage(owner: Owner, conversationId: string, id: string): Promise<boolean> {
+export async function removeMessage(owner: Owner, conversationId: string, id: string): Promise<boolean> {
   const failed = await transactNamed([
     ['message', txDelete(messageKey(owner, conversationId, id), condition`attribute_exists(pk)`)],
     ['locator', txDelete(locatorKey(owner, id))],

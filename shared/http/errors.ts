@@ -40,13 +40,10 @@ export class ApiError extends Error {
 export const badRequest = (message: string, param?: string, code = 'parameter_invalid') =>
   new ApiError(400, code, message, param);
 
-export const notFound = (what: string, id: string, param?: string) =>
-  new ApiError(404, 'resource_missing', id === '' ? `No such ${what}` : `No such ${what}: '${id}'`, param);
 
 export const unauthorized = (message = 'Invalid or missing bearer token') =>
   new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer' });
 
-export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
 
 export const unprocessable = (message: string, code = 'unprocessable') => new ApiError(422, code, message);
 

@@ -5,7 +5,8 @@ import {
   releaseIdempotencyKey,
 } from '#shared/data/idempotency';
 import type { Principal } from '#shared/data/tokens';
-import { conflict, unprocessable } from '#shared/http/errors';
+import { conflict } from '#shared/errors';
+import { unprocessable } from '#shared/http/errors';
 
 /** A key as one user of the account holds it: other users' equal keys are other keys. */
 export const userScopedKey = (principal: Principal, key: string) => `${principal.contactId}\n${key}`;

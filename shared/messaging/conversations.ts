@@ -16,14 +16,14 @@ export async function openConversation(who: Principal, input: { contact_id?: str
   if (input.contact_id !== undefined) {
     if (input.contact_id === who.contactId) throw invalid('A conversation is with another contact, not with yourself', 'contact_id');
     if (!(await contacts.getContact(who.accountId, input.contact_id))) throw notFound('contact', input.contact_id, 'contact_id');
-    return conversations.openConversation(who, { contactId: input.contact_id });
+    return conversations.putConversation(who, { contactId: input.contact_id });
   }
   if (!(await groups.getGroup(who.accountId, input.group_id!))) throw notFound('group', input.group_id!, 'group_id');
-  return conversations.openConversation(who, { groupId: input.group_id! });
+  return conversations.putConversation(who, { groupId: input.group_id! });
 }
 
 export async function getConversation(who: Principal, id: string) {
-  const conversation = await conversations.getConversation(who, id);
+  const conversation = await conversations.findConversation(who, id);
   if (!conversation) throw notFound('conversation', id, 'id');
   return conversation;
 }
@@ -32,8 +32,8 @@ export async function listConversations(
   who: Principal,
   query: CursorQuery & { muted?: boolean; archived?: boolean; pinned?: boolean; group_id?: string },
 ) {
-  const page = await cursorPage(query, async (id) => !!(await conversations.getConversation(who, id)));
-  return conversations.listConversations(
+  const page = await cursorPage(query, async (id) => !!(await conversations.findConversation(who, id)));
+  return conversations.queryConversations(
     who,
     { muted: query.muted, archived: query.archived, pinned: query.pinned, groupId: query.group_id },
     page,
@@ -54,7 +54,7 @@ export async function updateConversation(who: Principal, id: string, update: Con
     throw invalid('pinned_message_id must be a message of this conversation', 'pinned_message_id');
   }
   const { opened, ...changes } = update;
-  const updated = await conversations.updateConversation(who, current, {
+  const updated = await conversations.writeConversation(who, current, {
     ...changes,
     ...(opened ? { last_opened_at: nowSeconds() } : {}),
   });
@@ -66,7 +66,7 @@ export async function updateConversation(who: Principal, id: string, update: Con
 /** Gone for readers at once; its messages are purged now and, if many, continued from the queue. */
 export async function deleteConversation(who: Principal, id: string, deadline: number) {
   const job = { kind: 'purge-conversation', accountId: who.accountId, contactId: who.contactId, conversationId: id } as const;
-  const deleted = await conversations.deleteConversation(who, id, [purgeRecordPut(job)]);
+  const deleted = await conversations.removeConversation(who, id, [purgeRecordPut(job)]);
   if (!deleted) throw notFound('conversation', id, 'id');
   await startPurge(job, deadline);
 }

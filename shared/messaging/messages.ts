@@ -144,6 +144,6 @@ export async function updateMessage(who: Principal, id: string, update: MessageU
 
 export async function deleteMessage(who: Principal, id: string): Promise<void> {
   const message = await getMessage(who, id);
-  if (!(await messages.deleteMessage(who, message.conversation_id, id))) throw notFound('message', id, 'id');
+  if (!(await messages.removeMessage(who, message.conversation_id, id))) throw notFound('message', id, 'id');
   await clearPinnedMessage(who, message.conversation_id, id);
 }

@@ -19,7 +19,7 @@ describe.each(transports())('filtered conversation lists over %s', (transport) =
   let newestFirst: string[];
 
   beforeAll(async () => {
-    api = await apiClient('chat', transport);
+    api = await apiClient('messaging', transport);
     t = await aTenant();
     const all = await manyConversations(t, CONVERSATIONS, (i) =>
       i === 1234 ? { is_muted: true, is_pinned: true, archived_at: 1700000000 } : {},

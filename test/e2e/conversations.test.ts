@@ -8,7 +8,7 @@ describe.each(transports())('conversations over %s', (transport) => {
   const as = (tenant: Tenant) => ({ token: tenant.token });
 
   beforeAll(async () => {
-    api = await apiClient('chat', transport);
+    api = await apiClient('messaging', transport);
     t = await aTenant();
   });
   afterAll(() => api.close());

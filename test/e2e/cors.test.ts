@@ -11,21 +11,21 @@ const other = 'https://evil.example.net';
 /** The local server: preflights from the local API Gateway adapter, the other headers from the functions themselves. */
 describe('CORS locally (CORS_ORIGINS)', () => {
   const env = scopedEnv(() => undefined);
-  const clients: Record<'chat' | 'email', ApiClient | undefined> = { chat: undefined, email: undefined };
+  const clients: Record<'messaging' | 'email', ApiClient | undefined> = { messaging: undefined, email: undefined };
   let t: Tenant;
   beforeAll(async () => {
-    clients.chat = await apiClient('chat', 'http');
+    clients.messaging = await apiClient('messaging', 'http');
     clients.email = await apiClient('email', 'http');
     t = await aTenant();
   });
   afterEach(() => env.restore());
   afterAll(async () => {
-    await clients.chat?.close();
+    await clients.messaging?.close();
     await clients.email?.close();
   });
 
   const cases = [
-    ['chat', '/v1/conversations'],
+    ['messaging', '/v1/conversations'],
     ['email', '/api/v1/emailLists'],
   ] as const;
 
@@ -71,7 +71,7 @@ describe('CORS locally (CORS_ORIGINS)', () => {
 
   it('allows any origin with *', async () => {
     env.set({ CORS_ORIGINS: '*' });
-    const res = await clients.chat!.call('GET', '/v1/conversations', { token: t.token, headers: { Origin: other } });
+    const res = await clients.messaging!.call('GET', '/v1/conversations', { token: t.token, headers: { Origin: other } });
     expect(res.headers['access-control-allow-origin']).toBe('*');
   });
 });

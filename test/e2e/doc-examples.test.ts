@@ -39,20 +39,20 @@ const split = (text: string, count: number) => {
 };
 
 describe('documentation examples', { timeout: 120_000 }, () => {
-  let chat: RunningApi;
+  let messaging: RunningApi;
   let email: RunningApi;
   let env: EmailEnv | undefined;
 
   beforeAll(async () => {
     env = await emailEnv();
-    [chat, email] = await Promise.all([startApiServer('chat', 0), startApiServer('email', 0)]);
+    [messaging, email] = await Promise.all([startApiServer('messaging', 0), startApiServer('email', 0)]);
   });
 
   /** What `source .local/env` sets after a fresh `npm start`: each file starts from its own new demo account. */
   async function demoVars() {
     const tenant = await aTenant();
     return {
-      CHAT_BASE_URL: chat.url,
+      MESSAGING_BASE_URL: messaging.url,
       EMAIL_BASE_URL: email.url,
       DEMO_TOKEN: tenant.token,
       DEMO_CONTACT_ID: tenant.contactIds.bob,
@@ -61,7 +61,7 @@ describe('documentation examples', { timeout: 120_000 }, () => {
     };
   }
   afterAll(async () => {
-    await chat?.close();
+    await messaging?.close();
     await email?.close();
     await env?.stop();
   });

@@ -5,7 +5,7 @@ import { aTenant, type Tenant } from '../steps/given.ts';
 import { captureLogs } from '../steps/logs.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
-const chatRoutes = routes.filter((r) => r.api === 'chat');
+const messagingRoutes = routes.filter((r) => r.api === 'messaging');
 const concrete = (path: string) => path.replace('{id}', 'conv_01JD0000000000000000000000');
 
 describe.each(transports())('HTTP behaviour over %s', (transport) => {
@@ -13,13 +13,13 @@ describe.each(transports())('HTTP behaviour over %s', (transport) => {
   let t: Tenant;
 
   beforeAll(async () => {
-    api = await apiClient('chat', transport);
+    api = await apiClient('messaging', transport);
     t = await aTenant();
   });
   afterAll(() => api.close());
 
   describe('authentication', () => {
-    it.each(chatRoutes.map((r) => [r.method, r.path]))('%s %s needs a bearer token', async (method, path) => {
+    it.each(messagingRoutes.map((r) => [r.method, r.path]))('%s %s needs a bearer token', async (method, path) => {
       for (const token of [null, 'tok_not-a-real-token', '']) {
         const res = await api.call(method, concrete(path), { token });
         expect(res.status).toBe(401);
@@ -153,7 +153,7 @@ describe.each(transports())('HTTP behaviour over %s', (transport) => {
       { id: "conv_'; DROP TABLE" },
     ];
 
-    it.each(chatRoutes.map((r) => [r.method, r.path]))('%s %s', async (method, path) => {
+    it.each(messagingRoutes.map((r) => [r.method, r.path]))('%s %s', async (method, path) => {
       for (const input of hostile) {
         const url = path.replace('{id}', input.id ?? 'msg_01JD0000000000000000000000');
         const res = await api.call(method, url, {

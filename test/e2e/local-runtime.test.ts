@@ -29,7 +29,7 @@ const adminProcs = new Set<ChildProcess>();
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (/^AWS_|^TABLE_NAME$|_QUEUE_(DLQ_)?URL$|^CHAT_BASE_URL$/.test(key)) continue;
+    if (/^AWS_|^TABLE_NAME$|_QUEUE_(DLQ_)?URL$|^(MESSAGING|CHAT)_BASE_URL$/.test(key)) continue;
     env[key] = value;
   }
   return { ...env, LOCAL_DIR: localDir, LOG_LEVEL: 'silent', ...extra };
@@ -47,7 +47,7 @@ interface Started {
   proc: ChildProcess;
   vars: Record<string, string>;
   dynamoPort: number;
-  ports: Record<'CHAT_PORT' | 'EMAIL_PORT' | 'DYNAMODB_PORT' | 'SQS_PORT', number>;
+  ports: Record<'MESSAGING_PORT' | 'EMAIL_PORT' | 'DYNAMODB_PORT' | 'SQS_PORT', number>;
   /** npx's exit: a code, or the signal that ended it (Ctrl-C ends npm itself by SIGINT). */
   exited: Promise<string>;
   output: () => string;
@@ -60,12 +60,12 @@ interface Started {
 async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {}): Promise<Started> {
   const ports = new Set<number>();
   while (ports.size < 4) ports.add(await freePort());
-  const [chatPort, dynamoPort, sqsPort, emailPort] = [...ports] as [number, number, number, number];
+  const [messagingPort, dynamoPort, sqsPort, emailPort] = [...ports] as [number, number, number, number];
   const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : ['npx', ['tsx', 'scripts/start.ts', ...args]];
   const proc = spawn(command, commandArgs, {
     cwd: ROOT,
     env: childEnv({
-      CHAT_PORT: String(chatPort),
+      MESSAGING_PORT: String(messagingPort),
       EMAIL_PORT: String(emailPort),
       DYNAMODB_PORT: String(dynamoPort),
       SQS_PORT: String(sqsPort),
@@ -85,7 +85,7 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {
       proc.stdout!.on('data', (chunk) => {
         stdout += chunk;
         const found = Object.fromEntries([...stdout.matchAll(/^([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
-        if (found.CHAT_BASE_URL && found.EMAIL_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID) resolve(found);
+        if (found.MESSAGING_BASE_URL && found.EMAIL_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID) resolve(found);
       });
       void exited.then((how) => reject(new Error(`npm start exited (${how}) before it was ready`)));
     }),
@@ -94,7 +94,7 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {
   ).catch((error: Error) => {
     throw new Error(`${error.message}\n${output()}`);
   });
-  return { proc, vars, dynamoPort, ports: { CHAT_PORT: chatPort, EMAIL_PORT: emailPort, DYNAMODB_PORT: dynamoPort, SQS_PORT: sqsPort }, exited, output };
+  return { proc, vars, dynamoPort, ports: { MESSAGING_PORT: messagingPort, EMAIL_PORT: emailPort, DYNAMODB_PORT: dynamoPort, SQS_PORT: sqsPort }, exited, output };
 }
 
 /** Kills a process group we started (its leader is `proc`), Java included; quiet when it is already gone. */
@@ -213,7 +213,7 @@ describe('npm start and the admin command line', () => {
 
   it('starts fresh and serves the API with the demo token', { timeout: READY_TIMEOUT_MS + 10_000 }, async () => {
     first = await startStack(['--fresh']);
-    const { CHAT_BASE_URL: base, DEMO_TOKEN: token, DEMO_CONTACT_ID: contactId } = first.vars;
+    const { MESSAGING_BASE_URL: base, DEMO_TOKEN: token, DEMO_CONTACT_ID: contactId } = first.vars;
 
     const list = await call(base!, 'GET', '/v1/conversations', token!);
     expect(list.status).toBe(200);
@@ -245,7 +245,7 @@ describe('npm start and the admin command line', () => {
 
   // Each admin call is a fresh `npx tsx` process (about a second, more on a loaded machine).
   it('administers the running stack from another process', { timeout: 60_000 }, async () => {
-    const base = first.vars.CHAT_BASE_URL!;
+    const base = first.vars.MESSAGING_BASE_URL!;
 
     const account = await admin('account', 'create', '--name', 'Acme', '--credits', '5');
     expect(account.code).toBe(0);
@@ -323,7 +323,7 @@ describe('npm start and the admin command line', () => {
     expect(second.vars.DEMO_TOKEN).toBe(first.vars.DEMO_TOKEN);
     expect(second.vars.DEMO_CONTACT_ID).toBe(first.vars.DEMO_CONTACT_ID);
 
-    const list = await call(second.vars.CHAT_BASE_URL!, 'GET', '/v1/conversations', second.vars.DEMO_TOKEN!);
+    const list = await call(second.vars.MESSAGING_BASE_URL!, 'GET', '/v1/conversations', second.vars.DEMO_TOKEN!);
     expect(list.status).toBe(200);
     expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([conversationId]);
     expect(dynamoJavaPids(second.dynamoPort)).toHaveLength(1);
@@ -388,7 +388,7 @@ describe('npm start and the admin command line', () => {
       for (const [name, value] of Object.entries(stack.vars)) expect(sourced).toContain(`${name}=${value}`);
 
       // A second start on the same ports: one line naming the port and its variable, nothing started.
-      for (const name of ['CHAT_PORT', 'DYNAMODB_PORT'] as const) {
+      for (const name of ['MESSAGING_PORT', 'DYNAMODB_PORT'] as const) {
         const others: Record<string, string> = {};
         for (const other of Object.keys(stack.ports)) if (other !== name) others[other] = String(await freePort());
         const second = spawn('npx', ['tsx', 'scripts/start.ts'], {

@@ -23,7 +23,7 @@ describe.each(transports())('message size bound over %s', (transport) => {
   let conversationId: string;
 
   beforeAll(async () => {
-    api = await apiClient('chat', transport);
+    api = await apiClient('messaging', transport);
     t = await aTenant();
     conversationId = (await api.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body.id;
   });

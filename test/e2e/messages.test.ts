@@ -12,7 +12,7 @@ describe.each(transports())('messages over %s', (transport) => {
   const as = (tenant: Tenant) => ({ token: tenant.token });
 
   beforeAll(async () => {
-    api = await apiClient('chat', transport);
+    api = await apiClient('messaging', transport);
     t = await aTenant();
     conversationId = (await api.call('POST', '/v1/conversations', { ...as(t), form: { contact_id: t.contactIds.bob! } })).body.id;
   });

@@ -18,12 +18,12 @@ describe('typed path ids', () => {
   const clients: Partial<Record<ApiName, ApiClient>> = {};
   let t: Tenant;
   beforeAll(async () => {
-    clients.chat = await apiClient('chat', 'handler');
+    clients.messaging = await apiClient('messaging', 'handler');
     clients.email = await apiClient('email', 'handler');
     t = await aTenant();
   });
   afterAll(async () => {
-    await clients.chat?.close();
+    await clients.messaging?.close();
     await clients.email?.close();
   });
 

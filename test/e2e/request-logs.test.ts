@@ -9,25 +9,25 @@ import { apiClient, transports, type ApiClient, type ApiResponse } from '../step
  * running invocations concurrently) must not mix up their log lines: every
  * line a request writes carries its own X-Request-Id, and only its own.
  */
-describe.runIf(transports('chat').includes('http'))('request ids in the logs of interleaved requests', () => {
-  let chat: ApiClient;
+describe.runIf(transports('messaging').includes('http'))('request ids in the logs of interleaved requests', () => {
+  let messaging: ApiClient;
   let email: ApiClient;
   let t: Tenant;
   let env: EmailEnv | undefined;
 
   beforeAll(async () => {
     env = await emailEnv(undefined, { workers: false });
-    [chat, email] = await Promise.all([apiClient('chat', 'http'), apiClient('email', 'http')]);
+    [messaging, email] = await Promise.all([apiClient('messaging', 'http'), apiClient('email', 'http')]);
     t = await aTenant();
   });
   afterAll(async () => {
-    await Promise.all([chat?.close(), email?.close()]);
+    await Promise.all([messaging?.close(), email?.close()]);
     await env?.stop();
   });
 
   it('puts each response X-Request-Id on every line its request wrote, and on no other', async () => {
     const conversation = (
-      await chat.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })
+      await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })
     ).body;
     // DNS of broken.test keeps failing: those requests also log a warning from deep inside the validation.
     const failing = ['someone@broken.test', 'other.person@broken.test'];
@@ -39,7 +39,7 @@ describe.runIf(transports('chat').includes('http'))('request ids in the logs of 
         ...Array.from({ length: 6 }, (_, i) => ({
           method: 'POST',
           path: '/v1/messages',
-          send: () => chat.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversation.id, message: `hello ${i}` } }),
+          send: () => messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversation.id, message: `hello ${i}` } }),
         })),
         ...Array.from({ length: 6 }, () => ({
           method: 'GET',
@@ -47,7 +47,7 @@ describe.runIf(transports('chat').includes('http'))('request ids in the logs of 
           send: () => email.call('GET', '/api/v1/emailLists', { token: t.token }),
         })),
         { method: 'POST', path: '/api/v1/emails', send: () => email.call('POST', '/api/v1/emails', { token: t.token, json: { emails: failing } }) },
-        { method: 'GET', path: '/v1/nowhere', send: () => chat.call('GET', '/v1/nowhere', { token: t.token }) },
+        { method: 'GET', path: '/v1/nowhere', send: () => messaging.call('GET', '/v1/nowhere', { token: t.token }) },
       ];
       responses = await Promise.all(calls.map(async (c) => ({ ...c, response: await c.send() })));
     } finally {

@@ -56,7 +56,7 @@ async function withinBudget(route: string, request: () => Promise<ApiResponse>):
 }
 
 describe('round trips per request (in-process, so every call is seen)', () => {
-  let chat: ApiClient;
+  let messaging: ApiClient;
   let email: ApiClient;
   let env: EmailEnv | undefined;
   let t: Tenant;
@@ -64,12 +64,12 @@ describe('round trips per request (in-process, so every call is seen)', () => {
   beforeAll(async () => {
     // No workers: their calls would be counted as the request's.
     env = await emailEnv(undefined, { workers: false });
-    chat = await apiClient('chat', 'handler');
+    messaging = await apiClient('messaging', 'handler');
     email = await apiClient('email', 'handler');
     t = await aTenant();
   });
   afterAll(async () => {
-    await chat.close();
+    await messaging.close();
     await email.close();
     await env?.stop();
   });
@@ -82,20 +82,20 @@ describe('round trips per request (in-process, so every call is seen)', () => {
 
   it('holds the messaging routes to their budgets', async () => {
     const as = { token: t.token };
-    const created = await withinBudget('POST /v1/conversations', () => chat.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } }));
+    const created = await withinBudget('POST /v1/conversations', () => messaging.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } }));
     const conv = created.body.id as string;
-    await withinBudget('GET /v1/conversations', () => chat.call('GET', '/v1/conversations', as));
-    await withinBudget('GET /v1/conversations/{id}', () => chat.call('GET', `/v1/conversations/${conv}`, as));
-    await withinBudget('PUT /v1/conversations/{id}', () => chat.call('PUT', `/v1/conversations/${conv}`, { ...as, form: { is_muted: 'true' } }));
-    const sent = await withinBudget('POST /v1/messages', () => chat.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: 'hello' } }));
+    await withinBudget('GET /v1/conversations', () => messaging.call('GET', '/v1/conversations', as));
+    await withinBudget('GET /v1/conversations/{id}', () => messaging.call('GET', `/v1/conversations/${conv}`, as));
+    await withinBudget('PUT /v1/conversations/{id}', () => messaging.call('PUT', `/v1/conversations/${conv}`, { ...as, form: { is_muted: 'true' } }));
+    const sent = await withinBudget('POST /v1/messages', () => messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: 'hello' } }));
     const msg = sent.body.id as string;
-    for (let i = 0; i < 3; i++) await chat.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: `more ${i}` } });
+    for (let i = 0; i < 3; i++) await messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: `more ${i}` } });
     clearContactCache(); // a cold container: the page reads its senders once
-    await withinBudget('GET /v1/messages', () => chat.call('GET', '/v1/messages', { ...as, query: { conversation_id: conv, limit: 10 } }));
-    await withinBudget('GET /v1/messages/{id}', () => chat.call('GET', `/v1/messages/${msg}`, as));
-    await withinBudget('PUT /v1/messages/{id}', () => chat.call('PUT', `/v1/messages/${msg}`, { ...as, form: { message: 'edited' } }));
-    await withinBudget('DELETE /v1/messages/{id}', () => chat.call('DELETE', `/v1/messages/${msg}`, as));
-    await withinBudget('DELETE /v1/conversations/{id}', () => chat.call('DELETE', `/v1/conversations/${conv}`, as));
+    await withinBudget('GET /v1/messages', () => messaging.call('GET', '/v1/messages', { ...as, query: { conversation_id: conv, limit: 10 } }));
+    await withinBudget('GET /v1/messages/{id}', () => messaging.call('GET', `/v1/messages/${msg}`, as));
+    await withinBudget('PUT /v1/messages/{id}', () => messaging.call('PUT', `/v1/messages/${msg}`, { ...as, form: { message: 'edited' } }));
+    await withinBudget('DELETE /v1/messages/{id}', () => messaging.call('DELETE', `/v1/messages/${msg}`, as));
+    await withinBudget('DELETE /v1/conversations/{id}', () => messaging.call('DELETE', `/v1/conversations/${conv}`, as));
   });
 
   it('holds the email routes to their budgets', async () => {
@@ -118,7 +118,7 @@ describe('round trips per request (in-process, so every call is seen)', () => {
 
   it('refuses a malformed token without a single call (API Gateway validates the header before any authorizer)', async () => {
     for (const authorization of ['Bearer x', `Basic ${t.token}`, `Bearer ${t.token}!`]) {
-      const { result, calls } = await countRoundTrips(() => chat.call('GET', '/v1/conversations', { headers: { Authorization: authorization } }));
+      const { result, calls } = await countRoundTrips(() => messaging.call('GET', '/v1/conversations', { headers: { Authorization: authorization } }));
       expect(result.status, authorization).toBe(401);
       expect(calls, authorization).toEqual({});
     }

@@ -38,7 +38,7 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
   const sendForm = () => ({ conversation_id: conv.id, message: 'private' });
 
   beforeAll(async () => {
-    api = await apiClient('chat', transport);
+    api = await apiClient('messaging', transport);
     owner = await aTenant();
     intruder = await intruders[who]!(owner);
     conv = (await api.call('POST', '/v1/conversations', { token: owner.token, form: { contact_id: owner.contactIds.bob! } })).body;

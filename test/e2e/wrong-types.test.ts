@@ -56,7 +56,7 @@ const table: Row[] = [
   { method: 'POST', path: '/api/v1/emailList/1/emails', where: 'json', schema: emailsBody, wrong: { emails: ['a@example.com', 5, { a: 1 }] } },
 ];
 
-const apiOf = (path: string): ApiName => (path.startsWith('/api/') ? 'email' : 'chat');
+const apiOf = (path: string): ApiName => (path.startsWith('/api/') ? 'email' : 'messaging');
 const concrete = (path: string) => path.replace('{id}', /^\/api\//.test(path) ? '1' : id);
 const rowOf = (method: string, path: string) => table.find((r) => r.method === method && r.path === concrete(path));
 
@@ -79,12 +79,12 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
   const clients: Partial<Record<ApiName, ApiClient>> = {};
   let t: Tenant;
   beforeAll(async () => {
-    clients.chat = await apiClient('chat', transport);
+    clients.messaging = await apiClient('messaging', transport);
     clients.email = await apiClient('email', transport);
     t = await aTenant();
   });
   afterAll(async () => {
-    await clients.chat?.close();
+    await clients.messaging?.close();
     await clients.email?.close();
   });
 
@@ -127,7 +127,7 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
       if (row.where !== 'json') continue;
       const json = await api.call(row.method, row.path, { token: t.token, raw: { body: `{"${name}":{"x":1}}`, contentType: 'application/json' } });
       expect(json.body.error, json.text).toMatchObject({ code: 'parameter_unknown', param: name });
-      if (apiOf(row.path) !== 'chat') continue;
+      if (apiOf(row.path) !== 'messaging') continue;
       const form = await api.call(row.method, row.path, { token: t.token, form: { [bracketed]: '1', ...(row.base as Record<string, string>) } });
       expect(form.body.error, form.text).toMatchObject({ code: 'parameter_unknown', param: bracketed });
     }

@@ -11,7 +11,7 @@ import { accessLogFormat, ACCESS_LOG_FIELDS } from '../../infra/api.ts';
 import { THRESHOLDS } from '../../infra/monitoring.ts';
 import { addNagPacks } from '../../infra/nag.ts';
 import { DEFAULT_AUTH_CACHE_SECONDS, DEFAULT_THROTTLE } from '../../infra/settings.ts';
-import { ServerlessMessagingStack } from '../../infra/stack.ts';
+import { MessagingAndEmailValidationStack } from '../../infra/stack.ts';
 import { functionsDir, logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
 
 /** What an operator gets from the synthesized template: logs, traces, limits, alarms, the dashboard, and the rule packs. */
@@ -288,11 +288,11 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
   afterAll(() => outdirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
 
   /** Synthesizes an app with both packs; resolves to the report's error findings (none when the synth passes). */
-  function nagErrors(context: Record<string, unknown>, extend?: (stack: ServerlessMessagingStack) => void): string[] {
+  function nagErrors(context: Record<string, unknown>, extend?: (stack: MessagingAndEmailValidationStack) => void): string[] {
     const outdir = fs.mkdtempSync(path.join(tmpdir(), 'nag-'));
     outdirs.push(outdir);
     const app = testApp(context, outdir);
-    const nagged = new ServerlessMessagingStack(app, 'NagStack', { stackName: 'nag-stack', functionsDir: functionsDir() });
+    const nagged = new MessagingAndEmailValidationStack(app, 'NagStack', { stackName: 'nag-stack', functionsDir: functionsDir() });
     extend?.(nagged);
     addNagPacks(app);
     try {

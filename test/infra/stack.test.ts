@@ -288,8 +288,8 @@ describe('REST APIs', () => {
     template.hasOutput('TableName', { Value: { Ref: logicalId(stack.table) } });
   });
 
-  it('builds the chat and the email API', () => {
-    expect([...apiNames].sort()).toEqual(['chat', 'email']);
+  it('builds the messaging and the email API', () => {
+    expect([...apiNames].sort()).toEqual(['messaging', 'email']);
     for (const api of apiNames) {
       expect(apiOf(api).routeFunctions.size).toBe(routes.filter((r) => r.api === api).length);
     }
@@ -303,7 +303,7 @@ describe('REST APIs', () => {
     for (const route of routes) {
       const built = apiOf(route.api);
       const onPath = all.filter((m) => m.path === route.path && m.httpMethod === route.method);
-      // On its own API only (the email routes are not on the chat API and vice versa).
+      // On its own API only (the email routes are not on the messaging API and vice versa).
       expect(onPath.map((m) => m.api), `${route.method} ${route.path}`).toEqual([logicalId(built.api)]);
       const [m] = onPath;
       expect(m!.authorizationType).toBe('CUSTOM');
@@ -473,7 +473,7 @@ describe('workers', () => {
       return { ...real, queues: shortened };
     });
     try {
-      const { ServerlessMessagingStack: Mocked } = await import('../../infra/stack.ts');
+      const { MessagingAndEmailValidationStack: Mocked } = await import('../../infra/stack.ts');
       expect(() => new Mocked(testApp(), 'Bad')).toThrow(/>= 6 x/);
     } finally {
       vi.doUnmock('../../shared/queues.ts');

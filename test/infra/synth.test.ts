@@ -36,7 +36,7 @@ describe('cdk synth', () => {
   }, 300_000);
 
   it('synthesizes and bundles every handler as an ESM bundle for the Node major of .nvmrc, without credentials', () => {
-    const template = JSON.parse(readFileSync(join(out, 'ServerlessMessagingStack.template.json'), 'utf8'));
+    const template = JSON.parse(readFileSync(join(out, 'MessagingAndEmailValidationStack.template.json'), 'utf8'));
     type Resource = { Type: string; Properties: { Runtime?: string } };
     const functions = Object.values(template.Resources as Record<string, Resource>).filter(
       (r) => r.Type === 'AWS::Lambda::Function',
@@ -58,7 +58,7 @@ describe('cdk synth', () => {
     let assembly: CloudAssembly;
     let env: EmailEnv | undefined;
     let invoke: Invoker;
-    let chat: ApiClient;
+    let messaging: ApiClient;
     let email: ApiClient;
     let workers: { stop: () => Promise<void> };
     const invoked = new Set<string>();
@@ -87,13 +87,13 @@ describe('cdk synth', () => {
         (_fn: AssemblyFunction, own) => ({ ...platform, ...own, ...(own.DNS_SERVERS ? localValidator : {}) }),
         (fn) => invoked.add(fn.logicalId),
       );
-      [chat, email] = await Promise.all([apiClient('chat', 'http', { run: invoke }), apiClient('email', 'http', { run: invoke })]);
+      [messaging, email] = await Promise.all([apiClient('messaging', 'http', { run: invoke }), apiClient('email', 'http', { run: invoke })]);
       workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1, run: invoke });
     }, 60_000);
 
     afterAll(async () => {
       await workers?.stop();
-      await Promise.all([chat?.close(), email?.close()]);
+      await Promise.all([messaging?.close(), email?.close()]);
       await env?.stop();
       sqs.destroy();
     });
@@ -108,22 +108,22 @@ describe('cdk synth', () => {
     it('answer every route of the messaging API', async () => {
       const t = await aTenant();
       const as = { token: t.token };
-      expect((await chat.call('GET', '/v1/conversations', {})).status).toBe(401);
-      const conversation = await chat.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } });
+      expect((await messaging.call('GET', '/v1/conversations', {})).status).toBe(401);
+      const conversation = await messaging.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } });
       expect(conversation.status).toBe(201);
       const id = conversation.body.id;
-      expect((await chat.call('GET', '/v1/conversations', as)).body.data).toHaveLength(1);
-      expect((await chat.call('GET', `/v1/conversations/${id}`, as)).status).toBe(200);
-      expect((await chat.call('PUT', `/v1/conversations/${id}`, { ...as, form: { is_pinned: 'true' } })).body.is_pinned).toBe(true);
-      const message = await chat.call('POST', '/v1/messages', { ...as, form: { conversation_id: id, message: 'from the bundle' } });
+      expect((await messaging.call('GET', '/v1/conversations', as)).body.data).toHaveLength(1);
+      expect((await messaging.call('GET', `/v1/conversations/${id}`, as)).status).toBe(200);
+      expect((await messaging.call('PUT', `/v1/conversations/${id}`, { ...as, form: { is_pinned: 'true' } })).body.is_pinned).toBe(true);
+      const message = await messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: id, message: 'from the bundle' } });
       expect(message.status).toBe(201);
-      expect((await chat.call('GET', '/v1/messages', { ...as, query: { conversation_id: id } })).body.data).toHaveLength(1);
-      expect((await chat.call('GET', `/v1/messages/${message.body.id}`, as)).body.message).toBe('from the bundle');
-      expect((await chat.call('PUT', `/v1/messages/${message.body.id}`, { ...as, form: { message: 'edited' } })).body.message).toBe('edited');
-      expect((await chat.call('DELETE', `/v1/messages/${message.body.id}`, as)).status).toBe(200);
-      expect((await chat.call('DELETE', `/v1/conversations/${id}`, as)).status).toBe(200);
-      expect((await chat.call('GET', '/v1/nowhere', as)).status).toBe(404);
-      expect((await chat.call('PATCH', '/v1/messages', as)).status).toBe(405);
+      expect((await messaging.call('GET', '/v1/messages', { ...as, query: { conversation_id: id } })).body.data).toHaveLength(1);
+      expect((await messaging.call('GET', `/v1/messages/${message.body.id}`, as)).body.message).toBe('from the bundle');
+      expect((await messaging.call('PUT', `/v1/messages/${message.body.id}`, { ...as, form: { message: 'edited' } })).body.message).toBe('edited');
+      expect((await messaging.call('DELETE', `/v1/messages/${message.body.id}`, as)).status).toBe(200);
+      expect((await messaging.call('DELETE', `/v1/conversations/${id}`, as)).status).toBe(200);
+      expect((await messaging.call('GET', '/v1/nowhere', as)).status).toBe(404);
+      expect((await messaging.call('PATCH', '/v1/messages', as)).status).toBe(405);
 
       // The purge worker finishes a deleted conversation from its queue.
       await sqs.send(new SendMessageCommand({

@@ -80,13 +80,13 @@ describe('metric publication', () => {
 
 describe('business metrics', () => {
   let env: EmailEnv | undefined;
-  let chat: ApiClient;
+  let messaging: ApiClient;
   let email: ApiClient;
   let t: Tenant;
 
   beforeAll(async () => {
     env = await emailEnv();
-    [chat, email] = await Promise.all([apiClient('chat', 'handler'), apiClient('email', 'handler')]);
+    [messaging, email] = await Promise.all([apiClient('messaging', 'handler'), apiClient('email', 'handler')]);
     t = await aTenant();
   });
   afterAll(async () => {
@@ -95,10 +95,10 @@ describe('business metrics', () => {
   beforeEach(() => clearValidatorCache());
 
   it('counts messages sent', async () => {
-    const conversation = (await chat.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body;
+    const conversation = (await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body;
     const capture = onLambda();
-    await chat.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversation.id, message: 'hi' } });
-    await chat.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: 'conv_01JD0000000000000000000000', message: 'lost' } });
+    await messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversation.id, message: 'hi' } });
+    await messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: 'conv_01JD0000000000000000000000', message: 'lost' } });
     expect(totals(capture.lines())).toMatchObject({ MessagesSent: 1 });
   });
 

@@ -7,7 +7,7 @@ import { purgeStartedAt } from '#shared/data/purges';
 import { UNFINISHED_AFTER_MS } from '#shared/purge';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openConversation } from '#shared/data/conversations';
+import { putConversation } from '#shared/data/conversations';
 import { conversationMessageKeys, insertMessage } from '#shared/data/messages';
 import { deleteConversation } from '#shared/messaging/conversations';
 import { newId } from '#shared/util/ids';
@@ -30,7 +30,7 @@ const messagesLeft = async (t: Tenant, conversationId: string, limit: number) =>
   (await conversationMessageKeys(ownerOf(t), conversationId, limit)).length / 2;
 
 async function conversationWithMessages(t: Tenant, count: number) {
-  const { conversation } = await openConversation(ownerOf(t), { contactId: t.contactIds.bob! });
+  const { conversation } = await putConversation(ownerOf(t), { contactId: t.contactIds.bob! });
   const now = Date.now();
   for (let i = 0; i < count; i += 25) {
     await Promise.all(

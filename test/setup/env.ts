@@ -2,5 +2,5 @@ import { inject } from 'vitest';
 import { useBackends } from '../../scripts/local/runtime.ts';
 
 process.env.LOG_LEVEL ??= 'silent';
-// Against a deployed stack (CHAT_BASE_URL / EMAIL_BASE_URL set) the caller's TABLE_NAME and AWS credentials are used instead.
-if (!process.env.CHAT_BASE_URL && !process.env.EMAIL_BASE_URL) useBackends(inject('backendEnv'));
+// Against a deployed stack (MESSAGING_BASE_URL / EMAIL_BASE_URL set) the caller's TABLE_NAME and AWS credentials are used instead.
+if (!process.env.MESSAGING_BASE_URL && !process.env.EMAIL_BASE_URL) useBackends(inject('backendEnv'));

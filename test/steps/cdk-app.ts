@@ -5,7 +5,7 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll } from 'vitest';
 import { authorizer, fallback, routes, schedules, workers } from '../../shared/routes.ts';
-import { ServerlessMessagingStack } from '../../infra/stack.ts';
+import { MessagingAndEmailValidationStack } from '../../infra/stack.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const handlers = [
@@ -46,9 +46,9 @@ export const testApp = (context: Record<string, unknown> = {}, outdir?: string) 
 
 /** The stack under `context`, and its template. */
 export function synthStack(context: Record<string, unknown> = {}, id = 'TestStack') {
-  const stack = new ServerlessMessagingStack(testApp(context), id, { stackName: 'test-stack', functionsDir: functionsDir() });
+  const stack = new MessagingAndEmailValidationStack(testApp(context), id, { stackName: 'test-stack', functionsDir: functionsDir() });
   return { stack, template: Template.fromStack(stack) };
 }
 
-export const logicalIdOf = (stack: ServerlessMessagingStack, c: { node: { defaultChild?: unknown } }) =>
+export const logicalIdOf = (stack: MessagingAndEmailValidationStack, c: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(c.node.defaultChild as CfnElement);

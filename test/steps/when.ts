@@ -9,12 +9,15 @@ import { assertMatchesOpenApi } from './openapi.ts';
 /**
  * The same cases run three ways: in-process through the API Gateway
  * emulation (`handler`), over real sockets against the local server (`http`),
- * or against a deployed stack when CHAT_BASE_URL is set (`remote`).
+ * or against a deployed stack when MESSAGING_BASE_URL is set (`remote`).
  */
 export type Transport = 'handler' | 'http' | 'remote';
 
-export const transports = (api: ApiName = 'chat'): Transport[] =>
-  process.env[api === 'chat' ? 'CHAT_BASE_URL' : 'EMAIL_BASE_URL'] ? ['remote'] : ['handler', 'http'];
+/** A deployed stack's base URL for the API (CHAT_BASE_URL: the messaging API's earlier name, read for one release). */
+const baseUrlOf = (api: ApiName) => (api === 'messaging' ? (process.env.MESSAGING_BASE_URL ?? process.env.CHAT_BASE_URL) : process.env.EMAIL_BASE_URL);
+
+export const transports = (api: ApiName = 'messaging'): Transport[] =>
+  baseUrlOf(api) ? ['remote'] : ['handler', 'http'];
 
 export interface CallOptions {
   token?: string | null;
@@ -132,7 +135,7 @@ async function rawClient(api: ApiName, transport: Transport, run?: Invoker): Pro
   let server: RunningApi | undefined;
   let base: string;
   if (transport === 'remote') {
-    base = (api === 'chat' ? process.env.CHAT_BASE_URL : process.env.EMAIL_BASE_URL)!.replace(/\/$/, '');
+    base = baseUrlOf(api)!.replace(/\/$/, '');
   } else {
     server = await startApiServer(api, 0, undefined, run);
     base = server.url;

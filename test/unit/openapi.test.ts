@@ -115,7 +115,7 @@ describe('docs/openapi.yaml', () => {
   });
 
   it('has exactly the operations of the route table, both APIs', () => {
-    expect(new Set(routes.map((r) => r.api))).toEqual(new Set(['chat', 'email']));
+    expect(new Set(routes.map((r) => r.api))).toEqual(new Set(['messaging', 'email']));
     const fromRoutes = routes.map((r) => key(r.method, r.path));
     const fromDoc = operations().map((o) => key(o.method, o.pathTemplate));
     expect([...fromDoc].sort()).toEqual([...fromRoutes].sort());

@@ -42,7 +42,7 @@ export function validatorConfig(): ValidatorConfig {
 }
 
 /** Tests change the environment between cases; production never calls this. */
-export function resetValidatorConfig(): void {
+export function forgetValidatorConfig(): void {
   cached = undefined;
 }
 

@@ -1,6 +1,6 @@
 import type { ValidationOutcome, ValidationResult } from '../result.ts';
 import { profileAddress } from './address-profile.ts';
-import { resetValidatorConfig as resetConfig, validatorConfig } from './config.ts';
+import { forgetValidatorConfig, validatorConfig } from './config.ts';
 import { DnsFailure } from './dns-lookup.ts';
 import { MailDomainInspector, type DomainAssessment } from './mail-domain.ts';
 import { computeScore, scoreSignals } from './score.ts';
@@ -30,7 +30,7 @@ export function clearValidatorCache(): void {
 
 /** Re-read the environment at the next validation, with empty caches. */
 export function resetValidatorConfig(): void {
-  resetConfig();
+  forgetValidatorConfig();
   inspector?.clear();
   inspector = undefined;
 }
