@@ -28,7 +28,7 @@ function fail(line: string): never {
 
 const PORT_DEFAULTS = { MESSAGING_PORT: 3000, EMAIL_PORT: 3001, DYNAMODB_PORT: 8000, SQS_PORT: 9324 } as const;
 // The messaging API's earlier name, still read for one release.
-process.env.MESSAGING_PORT ??= process.env.CHAT_PORT;
+if (process.env.CHAT_PORT && !process.env.MESSAGING_PORT) process.env.MESSAGING_PORT = process.env.CHAT_PORT;
 type PortVariable = keyof typeof PORT_DEFAULTS;
 const ports = {} as Record<PortVariable, number>;
 for (const [name, fallback] of Object.entries(PORT_DEFAULTS) as [PortVariable, number][]) {

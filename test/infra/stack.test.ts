@@ -289,7 +289,7 @@ describe('REST APIs', () => {
   });
 
   it('builds the messaging and the email API', () => {
-    expect([...apiNames].sort()).toEqual(['messaging', 'email']);
+    expect([...apiNames].sort()).toEqual(['email', 'messaging']);
     for (const api of apiNames) {
       expect(apiOf(api).routeFunctions.size).toBe(routes.filter((r) => r.api === api).length);
     }
