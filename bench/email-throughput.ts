@@ -43,7 +43,9 @@ async function floorSeconds(addresses = ADDRESSES): Promise<number> {
 /** Adds `requests` × PER_REQUEST addresses to a new list, one request after another; returns the list's id. */
 async function addAll(base: string, headers: Record<string, string>, requests: number, prefix: string): Promise<number> {
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
-  const list = (await (await fetch(`${base}/api/v1/emailList`, { method: 'POST', headers, body: JSON.stringify({ name: prefix }) })).json()) as { id: number };
+  const list = (await (
+    await fetch(`${base}/api/v1/emailList`, { method: 'POST', headers, body: JSON.stringify({ name: prefix }) })
+  ).json()) as { id: number };
   for (let r = 0; r < requests; r++) {
     const emails = Array.from({ length: PER_REQUEST }, (_, i) => `${prefix}${r * PER_REQUEST + i}@${domains[i % DOMAINS]}`);
     const res = await fetch(`${base}/api/v1/emailList/${list.id}/emails`, { method: 'POST', headers, body: JSON.stringify({ emails }) });
@@ -79,7 +81,7 @@ export async function emailThroughput(): Promise<ThroughputResult> {
     // DynamoDB Local's JVM is several times slower until warm: warm both paths up, then time the floor on either side of the path.
     const completed = async (list: number) => {
       let current = { status: '', email_count: 0 };
-      for (const until = performance.now() + 600_000; current.status !== 'completed' && performance.now() < until; ) {
+      for (const until = performance.now() + 600_000; current.status !== 'completed' && performance.now() < until;) {
         current = (await (await fetch(`${base}/api/v1/emailList/${list}`, { headers })).json()) as typeof current;
         if (current.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
       }

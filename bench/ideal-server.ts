@@ -17,7 +17,9 @@ export async function startIdealServer(): Promise<{ url: string; stop: () => Pro
     // Read to the end first, as any server does: answering before the request is consumed stalls keep-alive.
     for await (const _ of req);
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
-    const found = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token.key({ token_hash: hashToken(token) }), ConsistentRead: true }));
+    const found = await db().send(
+      new GetCommand({ TableName: tableName(), Key: keys.token.key({ token_hash: hashToken(token) }), ConsistentRead: true }),
+    );
     if (!found.Item) {
       res.writeHead(401).end();
       return;
@@ -28,7 +30,9 @@ export async function startIdealServer(): Promise<{ url: string; stop: () => Pro
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.conversation.partition({ acct: owner.accountId, user: owner.contactId, conv: conversationId }) },
+        ExpressionAttributeValues: {
+          ':pk': keys.conversation.partition({ acct: owner.accountId, user: owner.contactId, conv: conversationId }),
+        },
         ScanIndexForward: false,
         ConsistentRead: true,
         Limit: 11,

@@ -31,7 +31,8 @@ interface Row {
 
 const MESSAGES_PAGE_TARGET = 1.3;
 
-const fmtRatio = (r: { ratio: number; iqr: [number, number] }) => `${r.ratio.toFixed(2)}× (IQR ${r.iqr[0].toFixed(2)}–${r.iqr[1].toFixed(2)})`;
+const fmtRatio = (r: { ratio: number; iqr: [number, number] }) =>
+  `${r.ratio.toFixed(2)}× (IQR ${r.iqr[0].toFixed(2)}–${r.iqr[1].toFixed(2)})`;
 
 function coldStartRows(report: ColdStartReport): Row[] {
   const worst = report.functions.reduce((a, b) => (b.ratio > a.ratio ? b : a));
@@ -42,7 +43,10 @@ function coldStartRows(report: ColdStartReport): Row[] {
       what: `Cold import of the ${report.functions.length} distinct bundles, CPU time as a ratio to the SDK floor bundle (${report.floorKib.toFixed(0)} KiB)`,
       value: `worst ${worst.ratio.toFixed(2)}× (${worst.names.join(', ')}), median ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}×; target ≤ ${COLD_START_TARGET}${over.length ? `; over: ${over.join(', ')}` : '; all within'}`,
     },
-    { what: `\`--enable-source-maps\` on the largest bundle (${report.sourceMaps.name}), import with it over without`, value: fmtRatio(report.sourceMaps) },
+    {
+      what: `\`--enable-source-maps\` on the largest bundle (${report.sourceMaps.name}), import with it over without`,
+      value: fmtRatio(report.sourceMaps),
+    },
   ];
 }
 
@@ -78,7 +82,9 @@ async function api(): Promise<Row[]> {
     const demo = await seedDemo();
     const base = stack.messagingUrl!;
     const auth = { authorization: `Bearer ${demo.token}`, 'content-type': 'application/x-www-form-urlencoded' };
-    const conv = (await (await fetch(`${base}/v1/conversations`, { method: 'POST', headers: auth, body: `contact_id=${demo.contactIds.bob}` })).json()) as { id: string };
+    const conv = (await (
+      await fetch(`${base}/v1/conversations`, { method: 'POST', headers: auth, body: `contact_id=${demo.contactIds.bob}` })
+    ).json()) as { id: string };
     for (let i = 0; i < 50; i++) {
       await fetch(`${base}/v1/messages`, { method: 'POST', headers: auth, body: `conversation_id=${conv.id}&message=seed${i}` });
     }
@@ -147,7 +153,12 @@ console.log(table);
 
 /** The Markdown file holding the `<!-- bench:table -->` block, wherever the docs keep it. */
 function tableFile(): string {
-  const candidates = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const candidates = [
+    'README.md',
+    ...readdirSync('docs')
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const found = candidates.find((f) => readFileSync(f, 'utf8').includes('<!-- bench:table -->'));
   if (!found) throw new Error('no Markdown file has a <!-- bench:table --> marker');
   return found;

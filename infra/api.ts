@@ -22,7 +22,6 @@ import { apiMethods, authorizer, fallback, routes, STAGE_NAME, type ApiName, typ
 import { createFunction, LOG_RETENTION, pascalCase, type FunctionDeps } from './functions.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 
-
 /**
  * One JSON object per request in the stage's access log (the fields of
  * docs/operations.md). Values are quoted strings (a field API Gateway cannot

@@ -26,7 +26,10 @@ function corsResponseHeaders(allowed: readonly string[]): Record<string, string>
 }
 
 export function addGatewayResponses(api: RestApi, corsOrigins: readonly string[] = []): void {
-  for (const [name, definition] of Object.entries(gatewayResponses) as [GatewayResponseType, (typeof gatewayResponses)[GatewayResponseType]][]) {
+  for (const [name, definition] of Object.entries(gatewayResponses) as [
+    GatewayResponseType,
+    (typeof gatewayResponses)[GatewayResponseType],
+  ][]) {
     const type = ResponseType.of(name);
     api.addGatewayResponse(`${name}Response`, {
       type,

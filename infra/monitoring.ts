@@ -98,8 +98,12 @@ export class Monitoring extends Construct {
       alarm(`${name}-dead-letters`, metric, 0, `Messages reached the ${name} dead-letter queue.`);
     }
     for (const [name, queue] of Object.entries(props.queues) as [QueueName, IQueue][]) {
-      alarm(`${name}-queue-age`, queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
-        THRESHOLDS.queueAgeSeconds[name], `Oldest message on the ${name} queue older than ${THRESHOLDS.queueAgeSeconds[name]} s.`);
+      alarm(
+        `${name}-queue-age`,
+        queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
+        THRESHOLDS.queueAgeSeconds[name],
+        `Oldest message on the ${name} queue older than ${THRESHOLDS.queueAgeSeconds[name]} s.`,
+      );
     }
 
     // APIs: error rate and tail latency, per API.
@@ -109,16 +113,34 @@ export class Monitoring extends Construct {
       // Metric ids are per graph: each API's expression needs its own.
       const serverErrorRate = new MathExpression({
         expression: `IF(requests_${name} > 0, errors_${name} / requests_${name}, 0)`,
-        usingMetrics: { [`errors_${name}`]: stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }), [`requests_${name}`]: requests },
+        usingMetrics: {
+          [`errors_${name}`]: stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
+          [`requests_${name}`]: requests,
+        },
         label: `${name} 5xx rate`,
         period: FIVE_MINUTES,
       });
       const p99 = stage.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: `${name} p99 latency` });
-      alarm(`${name}-api-5xx-rate`, serverErrorRate, THRESHOLDS.serverErrorRate,
-        `More than ${THRESHOLDS.serverErrorRate * 100}% of ${name} API requests answered 5xx.`, [2, 3]);
-      alarm(`${name}-api-p99-latency`, p99, THRESHOLDS.p99LatencyMs[name],
-        `${name} API p99 latency above ${THRESHOLDS.p99LatencyMs[name]} ms.`, [3, 3]);
-      return { name, requests: stage.metricCount({ statistic: 'Sum', period: FIVE_MINUTES, label: `${name} requests` }), serverErrorRate, p99 };
+      alarm(
+        `${name}-api-5xx-rate`,
+        serverErrorRate,
+        THRESHOLDS.serverErrorRate,
+        `More than ${THRESHOLDS.serverErrorRate * 100}% of ${name} API requests answered 5xx.`,
+        [2, 3],
+      );
+      alarm(
+        `${name}-api-p99-latency`,
+        p99,
+        THRESHOLDS.p99LatencyMs[name],
+        `${name} API p99 latency above ${THRESHOLDS.p99LatencyMs[name]} ms.`,
+        [3, 3],
+      );
+      return {
+        name,
+        requests: stage.metricCount({ statistic: 'Sum', period: FIVE_MINUTES, label: `${name} requests` }),
+        serverErrorRate,
+        p99,
+      };
     });
 
     // Functions: uncaught errors (a handler's own error answers are responses, not errors) and throttles.
@@ -142,31 +164,81 @@ export class Monitoring extends Construct {
       [...props.functions].map(([name, fn]) => metric(fn).with({ label: name }));
 
     this.dashboard.addWidgets(
-      graph('API requests', apiFigures.map((a) => a.requests)),
-      graph('API 5xx rate', apiFigures.map((a) => a.serverErrorRate)),
-      graph('API p99 latency (ms)', apiFigures.map((a) => a.p99)),
+      graph(
+        'API requests',
+        apiFigures.map((a) => a.requests),
+      ),
+      graph(
+        'API 5xx rate',
+        apiFigures.map((a) => a.serverErrorRate),
+      ),
+      graph(
+        'API p99 latency (ms)',
+        apiFigures.map((a) => a.p99),
+      ),
     );
     this.dashboard.addWidgets(
-      graph('Work queue depth', Object.entries(props.queues).map(([name, q]) =>
-        q.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: name }))),
-      graph('Age of oldest message (s)', Object.entries(props.queues).map(([name, q]) =>
-        q.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: Duration.minutes(1), label: name }))),
-      graph('Dead-letter queue depth', Object.entries(props.deadLetterQueues).map(([name, q]) =>
-        q.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: `${name} DLQ` }))),
+      graph(
+        'Work queue depth',
+        Object.entries(props.queues).map(([name, q]) =>
+          q.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: name }),
+        ),
+      ),
+      graph(
+        'Age of oldest message (s)',
+        Object.entries(props.queues).map(([name, q]) =>
+          q.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: Duration.minutes(1), label: name }),
+        ),
+      ),
+      graph(
+        'Dead-letter queue depth',
+        Object.entries(props.deadLetterQueues).map(([name, q]) =>
+          q.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: `${name} DLQ` }),
+        ),
+      ),
     );
     this.dashboard.addWidgets(
-      graph('Function errors', functionMetrics((fn) => fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES })), 12),
-      graph('Function throttles', functionMetrics((fn) => fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES })), 12),
+      graph(
+        'Function errors',
+        functionMetrics((fn) => fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES })),
+        12,
+      ),
+      graph(
+        'Function throttles',
+        functionMetrics((fn) => fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES })),
+        12,
+      ),
     );
     const hits = business('dnsCacheHits');
     const misses = business('dnsCacheMisses');
     this.dashboard.addWidgets(
       graph('Messages sent', [business('messagesSent')], 6),
-      graph('Emails validated, by outcome', [business('emailsValid'), business('emailsInvalid'), business('emailsErrored'), business('emailsRetried')], 6),
-      graph('DNS cache hit ratio (%)', [
-        new MathExpression({ expression: 'IF(hits + misses > 0, 100 * hits / (hits + misses), 0)', usingMetrics: { hits, misses }, label: 'hit ratio', period: FIVE_MINUTES }),
-      ], 6),
-      graph('List completion time (s)', [business('listCompletionTime', 'p50').with({ label: 'p50' }), business('listCompletionTime', 'p90').with({ label: 'p90' }), business('listCompletionTime', 'Maximum').with({ label: 'max' })], 6),
+      graph(
+        'Emails validated, by outcome',
+        [business('emailsValid'), business('emailsInvalid'), business('emailsErrored'), business('emailsRetried')],
+        6,
+      ),
+      graph(
+        'DNS cache hit ratio (%)',
+        [
+          new MathExpression({
+            expression: 'IF(hits + misses > 0, 100 * hits / (hits + misses), 0)',
+            usingMetrics: { hits, misses },
+            label: 'hit ratio',
+            period: FIVE_MINUTES,
+          }),
+        ],
+        6,
+      ),
+      graph(
+        'List completion time (s)',
+        [
+          business('listCompletionTime', 'p50').with({ label: 'p50' }),
+          business('listCompletionTime', 'p90').with({ label: 'p90' }),
+          business('listCompletionTime', 'Maximum').with({ label: 'max' }),
+        ],
+        6,
+      ),
     );
     this.dashboard.addWidgets(
       graph('Credits held (emails waiting for credits)', [business('creditsHeld')], 6),

@@ -127,7 +127,9 @@ function authCacheSeconds(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_AUTH_CACHE_SECONDS;
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || value > MAX_AUTH_CACHE_SECONDS) {
-    throw new DeploySettingError(`${SETTING.authCacheSeconds} must be a whole number of seconds from 0 (no caching) to ${MAX_AUTH_CACHE_SECONDS}, got '${raw}'`);
+    throw new DeploySettingError(
+      `${SETTING.authCacheSeconds} must be a whole number of seconds from 0 (no caching) to ${MAX_AUTH_CACHE_SECONDS}, got '${raw}'`,
+    );
   }
   return value;
 }

@@ -51,16 +51,41 @@ export const routes: readonly Route[] = [
   { api: 'messaging', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite' },
   { api: 'messaging', method: 'DELETE', path: '/v1/messages/{id}', handler: 'messages/delete', table: 'readWrite' },
 
-  { api: 'email', method: 'POST', path: '/api/v1/emails', handler: 'emails/create', table: 'readWrite', sends: ['validation'], timeoutSeconds: 15, validates: true },
+  {
+    api: 'email',
+    method: 'POST',
+    path: '/api/v1/emails',
+    handler: 'emails/create',
+    table: 'readWrite',
+    sends: ['validation'],
+    timeoutSeconds: 15,
+    validates: true,
+  },
   { api: 'email', method: 'GET', path: '/api/v1/emails', handler: 'emails/list', table: 'read' },
   { api: 'email', method: 'GET', path: '/api/v1/email/{id}', handler: 'emails/get', table: 'read' },
   { api: 'email', method: 'DELETE', path: '/api/v1/email/{id}', handler: 'emails/delete', table: 'readWrite' },
   { api: 'email', method: 'POST', path: '/api/v1/emailList', handler: 'email-lists/create', table: 'readWrite' },
   { api: 'email', method: 'GET', path: '/api/v1/emailLists', handler: 'email-lists/list', table: 'read' },
   { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}', handler: 'email-lists/get', table: 'read' },
-  { api: 'email', method: 'DELETE', path: '/api/v1/emailList/{id}', handler: 'email-lists/delete', table: 'readWrite', sends: ['purge'], timeoutSeconds: 20 },
+  {
+    api: 'email',
+    method: 'DELETE',
+    path: '/api/v1/emailList/{id}',
+    handler: 'email-lists/delete',
+    table: 'readWrite',
+    sends: ['purge'],
+    timeoutSeconds: 20,
+  },
   { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}/emails', handler: 'email-lists/emails', table: 'read' },
-  { api: 'email', method: 'POST', path: '/api/v1/emailList/{id}/emails', handler: 'email-lists/add', table: 'readWrite', sends: ['validation'], timeoutSeconds: 20 },
+  {
+    api: 'email',
+    method: 'POST',
+    path: '/api/v1/emailList/{id}/emails',
+    handler: 'email-lists/add',
+    table: 'readWrite',
+    sends: ['validation'],
+    timeoutSeconds: 20,
+  },
 ];
 
 /** The methods an API's routes use (its CORS preflight allows these). */
@@ -158,7 +183,10 @@ export function matchPath(template: string, path: string): Record<string, string
   return params;
 }
 
-export type RouteMatch = { kind: 'route'; route: Route; pathParameters: Record<string, string> } | { kind: 'method_not_allowed'; allowed: HttpMethod[] } | { kind: 'not_found' };
+export type RouteMatch =
+  | { kind: 'route'; route: Route; pathParameters: Record<string, string> }
+  | { kind: 'method_not_allowed'; allowed: HttpMethod[] }
+  | { kind: 'not_found' };
 
 export function resolveRoute(api: ApiName, method: string, path: string): RouteMatch {
   const candidates = routes

@@ -22,4 +22,3 @@ export const handler = instrumented(
       throw new ApiError(404, 'route_not_found', `Unrecognized request URL (${event.httpMethod}: ${event.path})`);
     }),
 );
-

@@ -24,7 +24,8 @@ const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
  * real handler. Both the local server and the in-process tests go through it.
  */
 export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker = invokeSource): Promise<APIGatewayProxyResult> {
-  const invoke = async <T>(handler: string, event: unknown, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) => (await run({ handler, api }, event, timeoutSeconds)) as T;
+  const invoke = async <T>(handler: string, event: unknown, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) =>
+    (await run({ handler, api }, event, timeoutSeconds)) as T;
   const requestId = randomUUID();
   const url = new URL(request.url, 'http://localhost');
   // Path parameters are decoded once, segment by segment, by the route matcher.

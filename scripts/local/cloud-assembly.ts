@@ -208,7 +208,9 @@ export function bundleInvoker(
       Object.assign(process.env, environment(fn, own));
       try {
         onInvoke(fn);
-        return await (await loaded)(event, lambdaContext(fn.logicalId, fn.timeoutSeconds));
+        return await (
+          await loaded
+        )(event, lambdaContext(fn.logicalId, fn.timeoutSeconds));
       } finally {
         for (const key of Object.keys(process.env)) delete process.env[key];
         Object.assign(process.env, restore);

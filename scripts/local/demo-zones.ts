@@ -6,7 +6,12 @@ import type { Zones } from './dns-server.ts';
  * which local runs and tests allow (ALLOW_PRIVATE_MX).
  */
 export const demoZones: Zones = {
-  'example.com': { mx: [{ priority: 10, exchange: 'mx1.example.com' }, { priority: 20, exchange: 'mx2.example.com' }] },
+  'example.com': {
+    mx: [
+      { priority: 10, exchange: 'mx1.example.com' },
+      { priority: 20, exchange: 'mx2.example.com' },
+    ],
+  },
   'mx1.example.com': { a: ['127.0.0.1'] },
   'mx2.example.com': { a: ['127.0.0.2'] },
   'gmail.com': { mx: [{ priority: 5, exchange: 'gmail-smtp-in.l.google.com' }] },

@@ -163,8 +163,7 @@ export async function startDnsServer(zones: Zones, options: { port?: number } = 
     address: `127.0.0.1:${port}`,
     port,
     queries: () => [...log],
-    count: (name, type) =>
-      log.filter((q) => q.name === normalize(name) && (type === undefined || q.type === type)).length,
+    count: (name, type) => log.filter((q) => q.name === normalize(name) && (type === undefined || q.type === type)).length,
     resetQueries: () => {
       log.length = 0;
       failuresServed.clear();

@@ -1,9 +1,4 @@
-import {
-  DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
-  type Message,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Worker } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
@@ -46,7 +41,8 @@ export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: strin
 
       let failed = new Set<string>(messages.map((m) => m.MessageId!));
       try {
-        const result = (await run({ handler: worker.handler }, toEvent(messages, queueUrl), worker.timeoutSeconds)) as SQSBatchResponse | undefined;
+        const result = (await run({ handler: worker.handler }, toEvent(messages, queueUrl), worker.timeoutSeconds)) as
+          SQSBatchResponse | undefined;
         failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       } catch (error) {
         // A thrown error fails the whole batch, as on Lambda.

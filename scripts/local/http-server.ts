@@ -22,12 +22,16 @@ export interface RunningApi {
 export async function startApiServer(api: ApiName, port: number, host = '127.0.0.1', run?: Invoker): Promise<RunningApi> {
   const server = createServer(async (req, res) => {
     try {
-      const result = await dispatch(api, {
-        method: req.method ?? 'GET',
-        url: req.url ?? '/',
-        headers: req.headers,
-        body: await readBody(req),
-      }, run);
+      const result = await dispatch(
+        api,
+        {
+          method: req.method ?? 'GET',
+          url: req.url ?? '/',
+          headers: req.headers,
+          body: await readBody(req),
+        },
+        run,
+      );
       res.writeHead(result.statusCode, result.headers as Record<string, string>);
       res.end(result.body);
     } catch (error) {
@@ -40,7 +44,9 @@ export async function startApiServer(api: ApiName, port: number, host = '127.0.0
   // Requests Node cannot even parse get the envelope too, as API Gateway's DEFAULT_4XX would give.
   server.on('clientError', (_error, socket) => {
     const body = JSON.stringify({ error: { type: 'invalid_request_error', code: 'bad_request', message: 'Malformed HTTP request' } });
-    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -18,7 +18,8 @@ export async function waitFor(check: () => Promise<unknown>, what: string, timeo
       await check();
       return;
     } catch (error) {
-      if (Date.now() > until) throw new Error(`${what} did not become ready within ${timeoutMs} ms: ${(error as Error).message}`, { cause: error });
+      if (Date.now() > until)
+        throw new Error(`${what} did not become ready within ${timeoutMs} ms: ${(error as Error).message}`, { cause: error });
       await new Promise((r) => setTimeout(r, 100));
     }
   }

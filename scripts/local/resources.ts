@@ -38,9 +38,7 @@ export async function ensureQueues(
     const dlq = await client.send(
       new CreateQueueCommand({ QueueName: `${prefix}-${definition.name}-dlq`, Attributes: { VisibilityTimeout: visibility } }),
     );
-    const dlqArn = await client.send(
-      new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }),
-    );
+    const dlqArn = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }));
     const queue = await client.send(
       new CreateQueueCommand({
         QueueName: `${prefix}-${definition.name}`,

@@ -123,7 +123,11 @@ const rootChanges = (deltas: Deltas): [string, number][] => {
   for (const [bucket, change] of Object.entries(deltas.buckets)) {
     blocks.set(blockOf(Number(bucket)), (blocks.get(blockOf(Number(bucket))) ?? 0) + change);
   }
-  return [['member_count', deltas.members], ...[...blocks].map(([b, n]): [string, number] => [`k_${b}`, n]), ...Object.entries(deltas.counters)];
+  return [
+    ['member_count', deltas.members],
+    ...[...blocks].map(([b, n]): [string, number] => [`k_${b}`, n]),
+    ...Object.entries(deltas.counters),
+  ];
 };
 
 const blockKey = (collection: string, block: number) => keys.block.key({ collection, block });
@@ -186,8 +190,12 @@ async function applyToRoot(key: Key, pending: PendingDeltas[], mustExist: boolea
     for (const [c, n] of Object.entries(deltas.counters)) merged.counters[c] = (merged.counters[c] ?? 0) + n;
     for (const [a, v] of Object.entries(deltas.ifAbsent ?? {})) merged.ifAbsent![a] = Math.min(merged.ifAbsent![a] ?? v, v);
   }
-  const write = addUpdate(rootChanges(merged), pending.map((p) => p.token));
-  for (const [attribute, value] of Object.entries(merged.ifAbsent!)) write.set`${attr(attribute)} = if_not_exists(${attr(attribute)}, ${value})`;
+  const write = addUpdate(
+    rootChanges(merged),
+    pending.map((p) => p.token),
+  );
+  for (const [attribute, value] of Object.entries(merged.ifAbsent!))
+    write.set`${attr(attribute)} = if_not_exists(${attr(attribute)}, ${value})`;
   if (mustExist) write.when`attribute_exists(pk)`;
   const out = await unlessConditionFails(updateItem(key, write, 'ALL_NEW'));
   if (out) return out;
@@ -303,7 +311,11 @@ export async function readPage(collectionPk: string, position: PagePosition): Pr
   const members = keys.members;
   const wanted = position.skip + PAGE_SIZE;
   const items = await query(
-    { index: members.index, partition: members.partition({ collection: collectionPk }), sort: ['>=', members.sortKey({ seq: position.startSeq })] },
+    {
+      index: members.index,
+      partition: members.partition({ collection: collectionPk }),
+      sort: ['>=', members.sortKey({ seq: position.startSeq })],
+    },
     wanted,
     10,
   );

@@ -87,10 +87,7 @@ export const newConversation = (owner: Owner, target: ConversationTarget): Conve
  * contact or group; a guard item keyed by the target makes that check atomic
  * under races.
  */
-export async function putConversation(
-  owner: Owner,
-  target: ConversationTarget,
-): Promise<{ conversation: Conversation; created: boolean }> {
+export async function putConversation(owner: Owner, target: ConversationTarget): Promise<{ conversation: Conversation; created: boolean }> {
   const targetId = 'contactId' in target ? target.contactId : target.groupId;
   const conversation = newConversation(owner, target);
   const failed = await transactNamed([
@@ -121,7 +118,10 @@ export async function findConversation(owner: Owner, id: string): Promise<Conver
 
 /** Which of these conversations still exist. */
 export async function existingConversationIds(owner: Owner, ids: string[]): Promise<Set<string>> {
-  const found = await batchGet(ids.map((id) => conversationKey(owner, id)), true);
+  const found = await batchGet(
+    ids.map((id) => conversationKey(owner, id)),
+    true,
+  );
   return new Set(found.map((item) => item.id as string));
 }
 
@@ -156,11 +156,7 @@ const inPage = (page: CursorPageRequest, id: string) =>
  * filters read the state partitions that match (1, 2 or 4 of the 8), each
  * for at most one page. No filter scans the user's other conversations.
  */
-export async function queryConversations(
-  owner: Owner,
-  filters: ConversationFilters,
-  page: CursorPageRequest,
-): Promise<Page<Conversation>> {
+export async function queryConversations(owner: Owner, filters: ConversationFilters, page: CursorPageRequest): Promise<Page<Conversation>> {
   if (filters.groupId !== undefined) {
     const found = await conversationFor(owner, filters.groupId);
     return { items: found && keeps(filters, found) && inPage(page, found.id) ? [found] : [], hasMore: false };

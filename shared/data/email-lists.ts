@@ -1,5 +1,14 @@
 import * as z from 'zod/mini';
-import { namedParts, transactNamed, transactWrite, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
+import {
+  namedParts,
+  transactNamed,
+  transactWrite,
+  txDelete,
+  txPut,
+  txUpdate,
+  type TransactItem,
+  type TransactItems,
+} from '#shared/db/batch';
 import { condition, update } from '#shared/db/expression';
 import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -74,7 +83,10 @@ const listKey = (accountId: string, list: number) => keys.list.key({ acct: accou
  * atomic `ADD`, then the list item and an outbox carrying the collection's
  * counts in one transaction (the counts are applied by `settleOutboxes`).
  */
-export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<{ list: EmailList; outbox: OutboxItem }> {
+export async function createEmailList(
+  accountId: string,
+  input: { name: string; description?: string },
+): Promise<{ list: EmailList; outbox: OutboxItem }> {
   const collectionKey = keys.accountLists.key({ acct: accountId });
   const [seq, [id]] = await Promise.all([reserveSeqs(collectionKey, 1, false), newNumericIds(1)]);
   const list = {
@@ -144,9 +156,7 @@ export async function deleteEmailList(accountId: string, id: number, also: Trans
  * Undefined when the list still has work, or another worker ended the round.
  */
 export async function endListRound(accountId: string, id: number): Promise<number | undefined> {
-  const end = update()
-    .remove`work_started_at`
-    .when`attribute_exists(work_started_at) AND pending_count = ${0} AND awaiting_count = ${0}`;
+  const end = update().remove`work_started_at`.when`attribute_exists(work_started_at) AND pending_count = ${0} AND awaiting_count = ${0}`;
   const out = await unlessConditionFails(updateItem(listKey(accountId, id), end, 'UPDATED_OLD'));
   return out ? nowSeconds() - Number(out.work_started_at) : undefined;
 }

@@ -1,5 +1,16 @@
 import * as z from 'zod/mini';
-import { batchGet, batchPut, namedParts, transactNamed, txCheck, txDelete, txPut, txUpdate, type NamedItems, type TransactItem } from '#shared/db/batch';
+import {
+  batchGet,
+  batchPut,
+  namedParts,
+  transactNamed,
+  txCheck,
+  txDelete,
+  txPut,
+  txUpdate,
+  type NamedItems,
+  type TransactItem,
+} from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, getItem, query, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -161,7 +172,11 @@ async function writeChunk(
       collection: key,
       mustExist: inList,
       deltas: {
-        ...membershipDeltas(emails.map((e) => e.seq), 1, counters),
+        ...membershipDeltas(
+          emails.map((e) => e.seq),
+          1,
+          counters,
+        ),
         // The round of work this add joins (or starts): endListRound measures it.
         ...(inList && slots.length ? { ifAbsent: { work_started_at: Math.floor(now / 1000) } } : {}),
       },
@@ -207,7 +222,19 @@ export async function restoreEmails(outboxes: OutboxItem[]): Promise<number> {
     const missing = outbox.email_ids.flatMap((id, i): EmailRecord[] =>
       found.has(id)
         ? []
-        : [{ id, account_id: outbox.account_id, email: addresses[i]!, email_list_id: listId, status: 'pending', awaiting: outbox.awaiting, seq: seqs[i]!, result: null, created_at: createdAt }],
+        : [
+            {
+              id,
+              account_id: outbox.account_id,
+              email: addresses[i]!,
+              email_list_id: listId,
+              status: 'pending',
+              awaiting: outbox.awaiting,
+              seq: seqs[i]!,
+              result: null,
+              created_at: createdAt,
+            },
+          ],
     );
     // In a list each email takes two items (itself and its guard's check), beside the list's check.
     const perTransaction = listId === null ? MAX_ITEMS : Math.floor((MAX_ITEMS - 1) / 2);
@@ -226,9 +253,15 @@ async function restoreTogether(emails: EmailRecord[], listId: number | null): Pr
     [`email:${email.id}`, txPut(emailItem(email), condition`attribute_not_exists(pk)`)],
     ...(listId === null
       ? []
-      : [[`guard:${email.id}`, txCheck(guardKey(email.account_id, listId, email.email), condition`email_id = ${email.id}`)] as NamedItems[number]]),
+      : [
+          [
+            `guard:${email.id}`,
+            txCheck(guardKey(email.account_id, listId, email.email), condition`email_id = ${email.id}`),
+          ] as NamedItems[number],
+        ]),
   ]);
-  if (listId !== null) items.push(['list', txCheck(keys.list.key({ acct: emails[0]!.account_id, list: listId }), condition`attribute_exists(pk)`)]);
+  if (listId !== null)
+    items.push(['list', txCheck(keys.list.key({ acct: emails[0]!.account_id, list: listId }), condition`attribute_exists(pk)`)]);
   return (await transactNamed(items)).length === 0;
 }
 
@@ -238,7 +271,12 @@ export async function getEmail(accountId: string, id: number): Promise<EmailReco
 }
 
 export async function getEmails(accountId: string, ids: number[]): Promise<EmailRecord[]> {
-  return (await batchGet(ids.map((id) => emailKey(accountId, id)), true)).map(toEmailRecord);
+  return (
+    await batchGet(
+      ids.map((id) => emailKey(accountId, id)),
+      true,
+    )
+  ).map(toEmailRecord);
 }
 
 /** One page of a collection; 'missing' when the target is a list that does not exist, undefined when the page is out of range. */
@@ -362,7 +400,8 @@ const targetOf = (email: EmailRecord): EmailTarget =>
 /** One batch of a deleted list's keys to purge: emails, their address guards, then the page index's block items. */
 export async function listEmailKeys(accountId: string, listId: number, limit: number): Promise<Key[]> {
   const collection = keys.list.key({ acct: accountId, list: listId }).pk;
-  const read = (index: typeof keys.members | typeof keys.blocks) => query({ index: index.index, partition: index.partition({ collection }) }, limit, 1);
+  const read = (index: typeof keys.members | typeof keys.blocks) =>
+    query({ index: index.index, partition: index.partition({ collection }) }, limit, 1);
   const members = await read(keys.members);
   if (members.length) {
     return members.flatMap((item) => [{ pk: item.pk as string, sk: item.sk as string }, guardKey(accountId, listId, item.email as string)]);

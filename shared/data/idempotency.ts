@@ -16,11 +16,7 @@ export interface StoredResponse {
   body: string;
 }
 
-export type Claim =
-  | { kind: 'claimed' }
-  | { kind: 'replay'; response: StoredResponse }
-  | { kind: 'in_progress' }
-  | { kind: 'mismatch' };
+export type Claim = { kind: 'claimed' } | { kind: 'replay'; response: StoredResponse } | { kind: 'in_progress' } | { kind: 'mismatch' };
 
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
 const key = (accountId: string, idempotencyKey: string) => keys.idempotency.key({ acct: accountId, key_hash: hash(idempotencyKey) });

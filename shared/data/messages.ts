@@ -192,7 +192,11 @@ function toPage(items: Record<string, unknown>[], limit: number, backwards: bool
 
 /** All of the user's messages, newest first (gsi2); may include messages of a conversation being purged. */
 export async function userMessages(owner: Owner, page: CursorPageRequest): Promise<Page<Message>> {
-  const result = await queryIndexPage({ index: keys.userMessages.index, partitions: [keys.userMessages.partition(ownerValues(owner))], ...page });
+  const result = await queryIndexPage({
+    index: keys.userMessages.index,
+    partitions: [keys.userMessages.partition(ownerValues(owner))],
+    ...page,
+  });
   return { items: result.items.map(toMessage), hasMore: result.hasMore };
 }
 

@@ -152,9 +152,7 @@ export const allAwaitingOutboxes = (limit = 100) =>
 /** Transaction part: an awaiting outbox becomes ready to send. */
 export const outboxReadyUpdate = (item: OutboxItem): TransactItem => {
   const ready = keys.readyOutboxes.entry({ shard: outboxShard(item.outbox_id), ms: item.created_at_ms });
-  const release = update()
-    .set`gsi2pk = ${ready.gsi2pk}, gsi2sk = ${ready.gsi2sk}, awaiting = ${false}`
-    .remove`gsi1pk, gsi1sk`
+  const release = update().set`gsi2pk = ${ready.gsi2pk}, gsi2sk = ${ready.gsi2sk}, awaiting = ${false}`.remove`gsi1pk, gsi1sk`
     .when`awaiting = ${true}`;
   return txUpdate(outboxKey(item), release);
 };

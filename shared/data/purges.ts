@@ -39,8 +39,7 @@ export const PURGE_LEASE_MS = 3 * 60_000;
  */
 export async function claimPurge(job: PurgeJob, chain: string): Promise<boolean> {
   const now = Date.now();
-  const claim = update()
-    .set`lease_owner = ${chain}, lease_until = ${now + PURGE_LEASE_MS}`
+  const claim = update().set`lease_owner = ${chain}, lease_until = ${now + PURGE_LEASE_MS}`
     .when`attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < ${now} OR lease_owner = ${chain})`;
   return conditionHeld(updateItem(keyOf(job), claim));
 }
@@ -57,7 +56,11 @@ export async function deletePurgeRecord(job: PurgeJob): Promise<void> {
 /** Purges started before `beforeMs`, not yet finished, and with no chain holding them, oldest first. */
 export async function unfinishedPurges(beforeMs: number, limit = 100): Promise<PurgeJob[]> {
   const pending = keys.pendingPurges;
-  const items = await query({ index: pending.index, partition: pending.partition(), sort: ['<', pending.sortKey({ ms: beforeMs })] }, limit, 1);
+  const items = await query(
+    { index: pending.index, partition: pending.partition(), sort: ['<', pending.sortKey({ ms: beforeMs })] },
+    limit,
+    1,
+  );
   const now = Date.now();
   return items.filter((item) => !(Number(item.lease_until) >= now)).map((item) => item.job as PurgeJob);
 }

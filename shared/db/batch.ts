@@ -62,7 +62,9 @@ async function writeBatch(chunk: WriteRequest[]): Promise<void> {
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 export type TransactItems = TransactItem[];
 
-export const txPut = (item: KeyedItem, when?: Condition): TransactItem => ({ Put: { TableName: tableName(), Item: item, ...when?.input() } });
+export const txPut = (item: KeyedItem, when?: Condition): TransactItem => ({
+  Put: { TableName: tableName(), Item: item, ...when?.input() },
+});
 export const txUpdate = (key: Key, changes: Update): TransactItem => ({ Update: { TableName: tableName(), Key: key, ...changes.input() } });
 export const txDelete = (key: Key, when?: Condition): TransactItem => ({ Delete: { TableName: tableName(), Key: key, ...when?.input() } });
 export const txCheck = (key: Key, when: Condition): TransactItem => {
@@ -76,9 +78,12 @@ export const txCheck = (key: Key, when: Condition): TransactItem => {
  * which is routine under concurrent sends to one conversation.
  */
 export async function transactWrite(input: TransactWriteCommandInput, tries?: number): Promise<void> {
-  await retryOnConflict(async () => {
-    await db().send(new TransactWriteCommand(input));
-  }, { tries });
+  await retryOnConflict(
+    async () => {
+      await db().send(new TransactWriteCommand(input));
+    },
+    { tries },
+  );
 }
 
 /** Transaction items addressed by name, so a cancellation's reasons never depend on their order. */

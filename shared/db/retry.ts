@@ -13,7 +13,9 @@ export const backoff = (attempt: number) =>
 /** A transaction DynamoDB cancelled only because another one touched the same items: nothing of it failed. */
 export function isTransactionConflict(error: unknown): boolean {
   const codes = cancellationCodes(error);
-  return codes?.includes('TransactionConflict') === true && codes.every((c) => c === 'TransactionConflict' || c === 'None' || c === undefined);
+  return (
+    codes?.includes('TransactionConflict') === true && codes.every((c) => c === 'TransactionConflict' || c === 'None' || c === undefined)
+  );
 }
 
 export interface RetryOptions<T> {

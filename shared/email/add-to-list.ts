@@ -19,7 +19,12 @@ export async function addToList(who: Principal, id: number, entries: unknown[]) 
   const gone = () => notFound('email list', String(id), 'id');
   let chunks;
   try {
-    chunks = await storeEmails(who.accountId, { kind: 'list', listId: id }, accepted.map((a) => a.address), errors.size);
+    chunks = await storeEmails(
+      who.accountId,
+      { kind: 'list', listId: id },
+      accepted.map((a) => a.address),
+      errors.size,
+    );
   } catch (error) {
     if (error instanceof ListGoneError) throw gone();
     throw error;
@@ -36,7 +41,11 @@ export async function addToList(who: Principal, id: number, entries: unknown[]) 
   const key = collectionKey(who.accountId, { kind: 'list', listId: id });
   let item: Record<string, unknown> | 'gone' | undefined;
   try {
-    item = await settleOutboxes(key, true, chunks.map((c) => c.outbox));
+    item = await settleOutboxes(
+      key,
+      true,
+      chunks.map((c) => c.outbox),
+    );
   } catch (error) {
     logger.warn('settling deferred; the sweeper will finish it', describeError(error));
   }

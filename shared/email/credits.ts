@@ -2,9 +2,15 @@ import { transactNamed, type NamedItems } from '#shared/db/batch';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
 import { listReleased } from '#shared/data/email-lists';
 import { emailReleased, getEmails, restoreEmails } from '#shared/data/emails';
-import { allAwaitingOutboxes, awaitingOutboxes, deleteOutbox, markDispatched, outboxReadyUpdate, type OutboxItem } from '#shared/data/outbox';
+import {
+  allAwaitingOutboxes,
+  awaitingOutboxes,
+  deleteOutbox,
+  markDispatched,
+  outboxReadyUpdate,
+  type OutboxItem,
+} from '#shared/data/outbox';
 import { enqueueValidation, settleOutboxes, workOf } from '#shared/email/work';
-
 
 /**
  * Work held back for lack of credits resumes, oldest first, as far as the

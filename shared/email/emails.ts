@@ -13,7 +13,12 @@ import { logger, describeError } from '#shared/util/logger';
  */
 export async function createEmails(who: Principal, entries: unknown[], deadline: number) {
   const { accepted, errors } = classifyEntries(entries, false);
-  const chunks = await storeEmails(who.accountId, { kind: 'account' }, accepted.map((a) => a.address), 0);
+  const chunks = await storeEmails(
+    who.accountId,
+    { kind: 'account' },
+    accepted.map((a) => a.address),
+    0,
+  );
   const stored = chunks.flatMap((c) => c.emails);
 
   const finished = await Promise.all(
@@ -29,9 +34,12 @@ export async function createEmails(who: Principal, entries: unknown[], deadline:
   for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
   if (chunks.length) {
     const unfinished = new Set(finished.filter((e) => e.status !== 'completed').map((e) => e.id));
-    await settleOutboxes(chunks[0]!.outbox.collection, false, chunks.map((c) => c.outbox), unfinished).catch((error) =>
-      logger.warn('settling deferred; the sweeper will finish it', describeError(error)),
-    );
+    await settleOutboxes(
+      chunks[0]!.outbox.collection,
+      false,
+      chunks.map((c) => c.outbox),
+      unfinished,
+    ).catch((error) => logger.warn('settling deferred; the sweeper will finish it', describeError(error)));
   }
   return mergeEntries(entries.length, errors, new Map(accepted.map((a, i) => [a.index, finished[i]!])));
 }

@@ -82,7 +82,8 @@ export async function validateJob(
   lastAttempt: boolean,
   listExists: (listId: number) => Promise<boolean> = listLookup(accountId),
 ): Promise<{ done: Done[]; retry: boolean }> {
-  const live = job.addresses && job.seqs && job.createdAt ? fromJob(accountId, job) : await unfinishedOf(accountId, job.emailIds, listExists);
+  const live =
+    job.addresses && job.seqs && job.createdAt ? fromJob(accountId, job) : await unfinishedOf(accountId, job.emailIds, listExists);
   if (live.length === 0) return { done: [], retry: false };
   // Most validations end within milliseconds (cached DNS): only a slow one is worth a write to show `processing`.
   let marking: Promise<void> | undefined;

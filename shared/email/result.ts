@@ -27,10 +27,7 @@ export interface ValidationResult {
  * host whose lookup failed or that did not greet), for the caller's logs.
  */
 export type ValidationOutcome =
-  | { status: 'completed'; result: ValidationResult; problems?: string[] }
-  | { status: 'error'; reason: string };
+  { status: 'completed'; result: ValidationResult; problems?: string[] } | { status: 'error'; reason: string };
 
 /** Syntax check outcome: the parts on success, a human-readable reason otherwise. */
-export type SyntaxCheck =
-  | { ok: true; local: string; domain: string; asciiDomain: string }
-  | { ok: false; reason: string };
+export type SyntaxCheck = { ok: true; local: string; domain: string; asciiDomain: string } | { ok: false; reason: string };

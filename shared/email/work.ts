@@ -44,7 +44,12 @@ export async function enqueueValidation(accountId: string, work: Work[]): Promis
         emailIds: slice.map((w) => w.id),
         ...(group === 'unknown'
           ? {}
-          : { addresses: known.map((k) => k.address), seqs: known.map((k) => k.seq), createdAt: known.map((k) => k.createdAt), listId: known[0]!.listId }),
+          : {
+              addresses: known.map((k) => k.address),
+              seqs: known.map((k) => k.seq),
+              createdAt: known.map((k) => k.createdAt),
+              listId: known[0]!.listId,
+            }),
       });
     }
   }
@@ -79,11 +84,18 @@ export async function settleOutboxes(
   const root = await applyDeltas(collection, pending, mustExist);
   const workOf = (outbox: OutboxItem) =>
     outbox.email_ids
-      .map(
-        (id, i): Work =>
-          outbox.addresses && outbox.seqs && outbox.emails_created_at !== undefined
-            ? { id, known: { address: outbox.addresses[i]!, seq: outbox.seqs[i]!, createdAt: outbox.emails_created_at, listId: outbox.list_id ?? null } }
-            : { id },
+      .map((id, i): Work =>
+        outbox.addresses && outbox.seqs && outbox.emails_created_at !== undefined
+          ? {
+              id,
+              known: {
+                address: outbox.addresses[i]!,
+                seq: outbox.seqs[i]!,
+                createdAt: outbox.emails_created_at,
+                listId: outbox.list_id ?? null,
+              },
+            }
+          : { id },
       )
       .filter((w) => !onlyIds || onlyIds.has(w.id));
   // A deleted list's emails are purged: nothing to validate.

@@ -71,5 +71,7 @@ export function gatewayCorsHeaders(origin: string | undefined, allowed: readonly
   const rule = gatewayAllowOrigin(allowed);
   if (rule === undefined) return {};
   const value = rule === 'echo' ? origin : rule.static;
-  return value === undefined ? {} : { 'Access-Control-Allow-Origin': value, 'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS.join(', ') };
+  return value === undefined
+    ? {}
+    : { 'Access-Control-Allow-Origin': value, 'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS.join(', ') };
 }

@@ -4,7 +4,8 @@ export const MAX_BATCH = 100;
 
 /** Entries are checked one by one (a bad entry is reported in place), so any JSON value is taken here. */
 export const emailsBody = z.strictObject({
-  emails: z.array(z.unknown(), { error: 'must be an array of email addresses' })
+  emails: z
+    .array(z.unknown(), { error: 'must be an array of email addresses' })
     .min(1, 'must contain at least one address')
     .max(MAX_BATCH, `must contain at most ${MAX_BATCH} addresses`),
 });

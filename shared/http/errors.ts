@@ -37,13 +37,10 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (message: string, param?: string, code = 'parameter_invalid') =>
-  new ApiError(400, code, message, param);
-
+export const badRequest = (message: string, param?: string, code = 'parameter_invalid') => new ApiError(400, code, message, param);
 
 export const unauthorized = (message = 'Invalid or missing bearer token') =>
   new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer' });
-
 
 export const unprocessable = (message: string, code = 'unprocessable') => new ApiError(422, code, message);
 

@@ -17,8 +17,7 @@ export const integerField = (min: number, max: number) =>
     .pipe(z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 /** Stripe's convention: an empty value unsets a field. */
-export const emptyMeansNull = <T extends z.ZodType>(schema: T) =>
-  z.union([z.literal('').transform(() => null), z.null(), schema]);
+export const emptyMeansNull = <T extends z.ZodType>(schema: T) => z.union([z.literal('').transform(() => null), z.null(), schema]);
 
 export const idField = z.string().min(1, 'must not be empty').max(64, 'is too long');
 

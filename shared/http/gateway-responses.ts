@@ -58,7 +58,11 @@ export const gatewayResponseBody = (type: GatewayResponseType) => {
   return { error: { type: errorType, code, message } };
 };
 
-export function gatewayError(type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE', requestId: string, origin?: string): APIGatewayProxyResult {
+export function gatewayError(
+  type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE',
+  requestId: string,
+  origin?: string,
+): APIGatewayProxyResult {
   const definition = gatewayResponses[type];
   return {
     statusCode: definition.statusCode,

@@ -1,9 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  releaseIdempotencyKey,
-} from '#shared/data/idempotency';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '#shared/data/idempotency';
 import type { Principal } from '#shared/data/tokens';
 import { conflict } from '#shared/errors';
 import { unprocessable } from '#shared/http/errors';

@@ -5,5 +5,3 @@ export const messagingEndpoint = <B = Record<string, never>, Q = Record<string, 
   spec: Omit<EndpointSpec<B, Q, P>, 'media'>,
   run: (input: EndpointInput<B, Q, P>) => Promise<Reply>,
 ) => endpoint({ ...spec, media: ['form', 'json'] }, run);
-
-

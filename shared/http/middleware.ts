@@ -20,8 +20,7 @@ export const header = (event: APIGatewayProxyEvent, name: string): string | unde
   return undefined;
 };
 
-const requestIdOf = (event: APIGatewayProxyEvent, context: Context) =>
-  event.requestContext?.requestId ?? context.awsRequestId;
+const requestIdOf = (event: APIGatewayProxyEvent, context: Context) => event.requestContext?.requestId ?? context.awsRequestId;
 
 /** Every response, success or error, carries X-Request-Id; every log line the same id. */
 export const requestContext = (): Middleware => ({
@@ -93,11 +92,7 @@ export const authenticate = (): Middleware => ({
  * and query with the endpoint's strict schemas: a bad input becomes the
  * documented 4xx (docs/api-conventions.md) before any domain code runs.
  */
-export const parseInput = (spec: {
-  body: z.ZodType<unknown>;
-  query: z.ZodType<unknown>;
-  media: readonly MediaType[];
-}): Middleware => ({
+export const parseInput = (spec: { body: z.ZodType<unknown>; query: z.ZodType<unknown>; media: readonly MediaType[] }): Middleware => ({
   before: async (request) => {
     const { event } = request;
     const contentType = header(event, 'content-type');

@@ -7,5 +7,4 @@ export const json = (statusCode: number, body: unknown, headers: Record<string, 
   body: JSON.stringify(body),
 });
 
-export const errorResponse = (error: ApiError): APIGatewayProxyResult =>
-  json(error.status, error.toBody(), error.headers);
+export const errorResponse = (error: ApiError): APIGatewayProxyResult => json(error.status, error.toBody(), error.headers);

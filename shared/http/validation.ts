@@ -3,8 +3,7 @@ import { unknownParameter } from '#shared/http/body';
 import { badRequest } from '#shared/http/errors';
 
 /** `['attachments', 0, 'url']` → `attachments[0][url]`, the name a form client sent. */
-export const paramName = (path: readonly PropertyKey[]) =>
-  path.map((p, i) => (i === 0 ? String(p) : `[${String(p)}]`)).join('');
+export const paramName = (path: readonly PropertyKey[]) => path.map((p, i) => (i === 0 ? String(p) : `[${String(p)}]`)).join('');
 
 /** Parses with a schema, turning the first issue into the documented 400 (docs/api-conventions.md). */
 export function validate<T>(schema: z.ZodType<T>, input: unknown, where: 'body' | 'query'): T {

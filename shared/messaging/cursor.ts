@@ -19,10 +19,7 @@ export const invalidCursor = (query: CursorQuery) => {
  * cursor id is an item of the list being paged, as docs/api-conventions.md (Pagination) wants a 400
  * otherwise. (A list whose read proves it by itself passes no `isInList`.)
  */
-export async function cursorPage(
-  query: CursorQuery,
-  isInList?: (id: string) => Promise<boolean>,
-): Promise<CursorPageRequest> {
+export async function cursorPage(query: CursorQuery, isInList?: (id: string) => Promise<boolean>): Promise<CursorPageRequest> {
   if (query.starting_after !== undefined && query.ending_before !== undefined) {
     throw invalid('Use either starting_after or ending_before, not both', 'ending_before');
   }

@@ -116,7 +116,12 @@ function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType
     reactions,
     attachments,
     bytesDelta,
-    limits: { names: MAX_REACTION_NAMES, contactsPerName: MAX_CONTACTS_PER_REACTION, attachments: MAX_ATTACHMENTS, extrasBytes: MAX_EXTRAS_BYTES },
+    limits: {
+      names: MAX_REACTION_NAMES,
+      contactsPerName: MAX_CONTACTS_PER_REACTION,
+      attachments: MAX_ATTACHMENTS,
+      extrasBytes: MAX_EXTRAS_BYTES,
+    },
     now: nowSeconds(),
   };
   return write;

@@ -9,18 +9,20 @@ export const MAX_CONTACTS_PER_REACTION = 1000;
 // Made on first use: constructing a segmenter loads ICU break data (tens of ms), a cost every cold start would pay.
 let segmenter: Intl.Segmenter | undefined;
 const isSingleEmoji = (name: string) =>
-  [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}/u.test(name);
+  [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 &&
+  /\p{Extended_Pictographic}|\p{Regional_Indicator}/u.test(name);
 
-export const reactionName = z
-  .string()
-  .refine((name) => /^[A-Za-z0-9_+-]{1,32}$/.test(name) || isSingleEmoji(name), {
-    error: 'reaction names are 1 to 32 letters, digits, _, + or -, or a single emoji',
-  });
+export const reactionName = z.string().refine((name) => /^[A-Za-z0-9_+-]{1,32}$/.test(name) || isSingleEmoji(name), {
+  error: 'reaction names are 1 to 32 letters, digits, _, + or -, or a single emoji',
+});
 
 const contactName = z.string().min(1, 'must not be empty').max(100, 'is too long');
 /** `reactions[name][]=a` gives a list, `reactions[name]=a` a string, `reactions[name]=` unsets. */
 const contactsValue = z.union([
-  z.array(contactName).min(1, 'must name at least one contact').max(MAX_CONTACTS_PER_REACTION, `must name at most ${MAX_CONTACTS_PER_REACTION} contacts`),
+  z
+    .array(contactName)
+    .min(1, 'must name at least one contact')
+    .max(MAX_CONTACTS_PER_REACTION, `must name at most ${MAX_CONTACTS_PER_REACTION} contacts`),
   z.literal(''),
   z.null(),
   contactName,
@@ -34,9 +36,12 @@ const reactionMap = z.record(z.string(), contactsValue);
  */
 export const reactionsInput = z
   .union([z.literal(''), z.null(), reactionMap, z.array(reactionMap).max(MAX_REACTION_NAMES)])
-  .refine((input) => !input || (Array.isArray(input) ? input : [input]).reduce((n, map) => n + Object.keys(map).length, 0) <= MAX_REACTION_NAMES, {
-    error: `a request can name at most ${MAX_REACTION_NAMES} reactions`,
-  });
+  .refine(
+    (input) => !input || (Array.isArray(input) ? input : [input]).reduce((n, map) => n + Object.keys(map).length, 0) <= MAX_REACTION_NAMES,
+    {
+      error: `a request can name at most ${MAX_REACTION_NAMES} reactions`,
+    },
+  );
 export type ReactionsInput = z.infer<typeof reactionsInput>;
 
 export type ReactionChange = { name: string; add: string[] } | { name: string; remove: true };

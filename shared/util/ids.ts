@@ -10,7 +10,6 @@ export const newId = (prefix: IdPrefix, now = Date.now()): string => `${prefix}_
 const pattern = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** Whether a string could be one of our ids of the given type (cheap guard before a read). */
-export const looksLikeId = (prefix: IdPrefix, value: string): boolean =>
-  value.startsWith(`${prefix}_`) && pattern.test(value);
+export const looksLikeId = (prefix: IdPrefix, value: string): boolean => value.startsWith(`${prefix}_`) && pattern.test(value);
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);

@@ -14,7 +14,8 @@ const EMAIL = /([^\s@"'<>()[\]{},;:]+)@([^\s@"'<>()[\]{},;:]+)/g;
 export const REDACTED = '[redacted]';
 
 /** `alice@example.com` -> `a***@example.com`: enough to tell domains and typos apart, not to contact anyone. */
-export const maskEmail = (address: string): string => address.replace(EMAIL, (_, local: string, domain: string) => `${local[0]}***@${domain}`);
+export const maskEmail = (address: string): string =>
+  address.replace(EMAIL, (_, local: string, domain: string) => `${local[0]}***@${domain}`);
 
 export function redactText(text: string): string {
   return maskEmail(text.replace(TOKEN, (_match, bearer: string | undefined) => (bearer ? `${bearer}${REDACTED}` : `tok_${REDACTED}`)));

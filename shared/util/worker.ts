@@ -59,7 +59,11 @@ export function worker<J, R, S = undefined>(spec: WorkerSpec<J, R, S>) {
       try {
         results.push({ messageId: record.messageId, result: await spec.each(job, delivery, state) });
       } catch (error) {
-        logger.warn(`${spec.what} failed; the queue will redeliver it`, { message_id: record.messageId, ...spec.describe?.(job), ...describeError(error) });
+        logger.warn(`${spec.what} failed; the queue will redeliver it`, {
+          message_id: record.messageId,
+          ...spec.describe?.(job),
+          ...describeError(error),
+        });
         failures.add(record.messageId);
       }
     };

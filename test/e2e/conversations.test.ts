@@ -13,8 +13,7 @@ describe.each(transports())('conversations over %s', (transport) => {
   });
   afterAll(() => api.close());
 
-  const open = (tenant: Tenant, form: Record<string, string>) =>
-    api.call('POST', '/v1/conversations', { ...as(tenant), form });
+  const open = (tenant: Tenant, form: Record<string, string>) => api.call('POST', '/v1/conversations', { ...as(tenant), form });
 
   it('creates a contact conversation with the defaults of docs/openapi.yaml', async () => {
     const tenant = await aTenant();
@@ -134,7 +133,12 @@ describe.each(transports())('conversations over %s', (transport) => {
       const tenant = await aTenant();
       const { body: conv } = await open(tenant, { contact_id: tenant.contactIds.bob! });
       const path = `/v1/conversations/${conv.id}`;
-      const forms: Record<string, string>[] = [{ is_muted: 'true' }, { is_pinned: 'true' }, { archived_at: '1700000000' }, { opened: 'true' }];
+      const forms: Record<string, string>[] = [
+        { is_muted: 'true' },
+        { is_pinned: 'true' },
+        { archived_at: '1700000000' },
+        { opened: 'true' },
+      ];
       const results = await Promise.all(forms.map((form) => api.call('PUT', path, { ...as(tenant), form })));
       expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
       const { body } = await api.call('GET', path, as(tenant));

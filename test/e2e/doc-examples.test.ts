@@ -16,8 +16,15 @@ import { aTenant } from '../steps/given.ts';
  * and the documented outputs are checked, so a changed response fails here.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const files = ['README.md', ...readdirSync(`${ROOT}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const byFile = files.map((file) => [file, docExamples(file, readFileSync(`${ROOT}${file}`, 'utf8'))] as const).filter(([, e]) => e.length > 0);
+const files = [
+  'README.md',
+  ...readdirSync(`${ROOT}docs`)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+const byFile = files
+  .map((file) => [file, docExamples(file, readFileSync(`${ROOT}${file}`, 'utf8'))] as const)
+  .filter(([, e]) => e.length > 0);
 const run = promisify(execFile);
 
 const END = '__example_end__';

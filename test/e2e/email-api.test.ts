@@ -34,7 +34,14 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
 
   describe('POST /api/v1/emails', () => {
     it('validates a batch in order, reporting bad entries in place', async () => {
-      const res = await createEmails(['Jane.Doe+news@Example.com', 'not an email', 42, 'info@aonly.test', 'x@nullmx.test', 'y@nowhere.test']);
+      const res = await createEmails([
+        'Jane.Doe+news@Example.com',
+        'not an email',
+        42,
+        'info@aonly.test',
+        'x@nullmx.test',
+        'y@nowhere.test',
+      ]);
       expect(res.status).toBe(201);
       const [jane, bad, num, info, nullMx, nx] = res.body.emails;
       expect(jane).toMatchObject({
@@ -59,7 +66,13 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
     });
 
     it('reports the classification flags and canonical form', async () => {
-      const res = await createEmails(['boss@agency.gov', 'J.o.e+promo@gmail.com', 'admin@example.com', 'a@sub.example.com', 'person@example.com']);
+      const res = await createEmails([
+        'boss@agency.gov',
+        'J.o.e+promo@gmail.com',
+        'admin@example.com',
+        'a@sub.example.com',
+        'person@example.com',
+      ]);
       const [gov, gmail, role, sub, person] = res.body.emails;
       expect(gov).toMatchObject({ is_gov: true, is_edu: false, is_mil: false, is_free: false, is_valid: true });
       expect(gmail).toMatchObject({ is_free: true, is_alias: true, canonical_email: 'joe@gmail.com', mx_record_count: 1 });
@@ -130,7 +143,10 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       const empty = await api.call('GET', '/api/v1/emails', as(tenant));
       expect(empty.body).toEqual({ emails: [], page: 1, totalPages: 1 });
       for (let batch = 0; batch < 3; batch++) {
-        await createEmails(Array.from({ length: 50 }, (_, i) => `p${batch}-${i}@example.com`), tenant);
+        await createEmails(
+          Array.from({ length: 50 }, (_, i) => `p${batch}-${i}@example.com`),
+          tenant,
+        );
       }
       const first = await api.call('GET', '/api/v1/emails', as(tenant));
       expect(first.body).toMatchObject({ page: 1, totalPages: 2 });
@@ -238,7 +254,10 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
 
     it('deletes a list with all its emails, gone for readers at once', async () => {
       const l = await list();
-      const res = await addToList(l.id, Array.from({ length: 30 }, (_, i) => `gone${i}@example.com`));
+      const res = await addToList(
+        l.id,
+        Array.from({ length: 30 }, (_, i) => `gone${i}@example.com`),
+      );
       const del = await api.call('DELETE', `/api/v1/emailList/${l.id}`, as(t));
       expect(del.body).toEqual({ id: l.id, deleted: true });
       expect((await api.call('GET', `/api/v1/emailList/${l.id}`, as(t))).status).toBe(404);

@@ -18,11 +18,17 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     api = await apiClient('email', transport);
     [owner, intruder] = await Promise.all([aTenant(), aTenant()]);
     listId = (await api.call('POST', '/api/v1/emailList', { token: owner.token, json: { name: 'private' } })).body.id;
-    const added = await api.call('POST', `/api/v1/emailList/${listId}/emails`, { token: owner.token, json: { emails: ['own@example.com'] } });
+    const added = await api.call('POST', `/api/v1/emailList/${listId}/emails`, {
+      token: owner.token,
+      json: { emails: ['own@example.com'] },
+    });
     listedEmailId = added.body.emails[0].id;
-    standaloneId = (await api.call('POST', '/api/v1/emails', { token: owner.token, json: { emails: ['solo@example.com'] } })).body.emails[0].id;
+    standaloneId = (await api.call('POST', '/api/v1/emails', { token: owner.token, json: { emails: ['solo@example.com'] } })).body.emails[0]
+      .id;
     // Let the worker finish first, so any later change can only come from the intruder.
-    await eventually(async () => (await api.call('GET', `/api/v1/emailList/${listId}`, { token: owner.token })).body.status === 'completed');
+    await eventually(
+      async () => (await api.call('GET', `/api/v1/emailList/${listId}`, { token: owner.token })).body.status === 'completed',
+    );
   });
   afterAll(async () => {
     await api.close();
@@ -31,7 +37,9 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
 
   const snapshot = async () => ({
     list: (await api.call('GET', `/api/v1/emailList/${listId}`, { token: owner.token })).body,
-    listEmails: (await api.call('GET', `/api/v1/emailList/${listId}/emails`, { token: owner.token })).body.emails.map((e: { id: number }) => e.id),
+    listEmails: (await api.call('GET', `/api/v1/emailList/${listId}/emails`, { token: owner.token })).body.emails.map(
+      (e: { id: number }) => e.id,
+    ),
     standalone: (await api.call('GET', `/api/v1/email/${standaloneId}`, { token: owner.token })).status,
     listed: (await api.call('GET', `/api/v1/email/${listedEmailId}`, { token: owner.token })).status,
   });
@@ -57,7 +65,11 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
 
   it("never lists another account's emails or lists", async () => {
     expect((await api.call('GET', '/api/v1/emails', { token: intruder.token })).body).toEqual({ emails: [], page: 1, totalPages: 1 });
-    expect((await api.call('GET', '/api/v1/emailLists', { token: intruder.token })).body).toEqual({ emailLists: [], page: 1, totalPages: 1 });
+    expect((await api.call('GET', '/api/v1/emailLists', { token: intruder.token })).body).toEqual({
+      emailLists: [],
+      page: 1,
+      totalPages: 1,
+    });
   });
 
   it("creates only in the caller's own account", async () => {
@@ -69,7 +81,9 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     const [listsBefore, emailsBefore] = [await ownerLists(), await ownerEmails()];
     // When another account creates a list and standalone emails
     expect((await api.call('POST', '/api/v1/emailList', { token: intruder.token, json: { name: 'theirs' } })).status).toBe(201);
-    expect((await api.call('POST', '/api/v1/emails', { token: intruder.token, json: { emails: ['theirs@example.com'] } })).status).toBe(201);
+    expect((await api.call('POST', '/api/v1/emails', { token: intruder.token, json: { emails: ['theirs@example.com'] } })).status).toBe(
+      201,
+    );
     // Then nothing of the owner's changed, and the owner lists none of them
     expect(await snapshot()).toEqual(before);
     expect(await ownerLists()).toEqual(listsBefore);

@@ -23,7 +23,8 @@ describe(`email write path over ${transport}`, () => {
     await env?.stop();
   });
 
-  const newList = async (tenant = t) => (await api.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'burst' } })).body;
+  const newList = async (tenant = t) =>
+    (await api.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'burst' } })).body;
   const add = (id: number, emails: unknown[], headers: Record<string, string> = {}, tenant = t) =>
     api.call('POST', `/api/v1/emailList/${id}/emails`, { token: tenant.token, json: { emails }, headers });
   const getList = async (id: number, tenant = t) => (await api.call('GET', `/api/v1/emailList/${id}`, { token: tenant.token })).body;
@@ -40,7 +41,10 @@ describe(`email write path over ${transport}`, () => {
     // When 50 clients add 100 distinct addresses each, all at once
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, r) =>
-        add(list.id, Array.from({ length: 100 }, (_, i) => `b${r}-${i}@${domains[i % domains.length]}`)),
+        add(
+          list.id,
+          Array.from({ length: 100 }, (_, i) => `b${r}-${i}@${domains[i % domains.length]}`),
+        ),
       ),
     );
     // Then every request succeeds and accepts all its addresses
@@ -55,23 +59,32 @@ describe(`email write path over ${transport}`, () => {
     expect(ids.size).toBe(5000);
   });
 
-  it('accepts an address that concurrent requests share exactly once and rejects it as a duplicate in all the others', { timeout: 120_000 }, async () => {
-    // Given 10 requests that each carry the same 30 addresses and 20 of their own
-    const list = await newList();
-    const shared = Array.from({ length: 30 }, (_, i) => `Shared${i}@example.com`);
-    const responses = await Promise.all(
-      Array.from({ length: 10 }, (_, r) => add(list.id, [...shared.map((a) => (r % 2 ? a.toLowerCase() : a)), ...Array.from({ length: 20 }, (_, i) => `own${r}-${i}@gmail.com`)])),
-    );
-    expect(responses.map((res) => res.status)).toEqual(Array(10).fill(200));
-    // Then each shared address is accepted by one request and rejected as "duplicate" by the nine others
-    for (let i = 0; i < shared.length; i++) {
-      const answers = responses.map((res) => res.body.emails[i]);
-      expect(answers.filter((e) => typeof e.id === 'number')).toHaveLength(1);
-      expect(answers.filter((e) => e.error === 'duplicate')).toHaveLength(9);
-    }
-    // And the counts say so
-    expect(await completed(list.id)).toMatchObject({ email_count: 30 + 200, rejected_count: 9 * 30 });
-  });
+  it(
+    'accepts an address that concurrent requests share exactly once and rejects it as a duplicate in all the others',
+    { timeout: 120_000 },
+    async () => {
+      // Given 10 requests that each carry the same 30 addresses and 20 of their own
+      const list = await newList();
+      const shared = Array.from({ length: 30 }, (_, i) => `Shared${i}@example.com`);
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, (_, r) =>
+          add(list.id, [
+            ...shared.map((a) => (r % 2 ? a.toLowerCase() : a)),
+            ...Array.from({ length: 20 }, (_, i) => `own${r}-${i}@gmail.com`),
+          ]),
+        ),
+      );
+      expect(responses.map((res) => res.status)).toEqual(Array(10).fill(200));
+      // Then each shared address is accepted by one request and rejected as "duplicate" by the nine others
+      for (let i = 0; i < shared.length; i++) {
+        const answers = responses.map((res) => res.body.emails[i]);
+        expect(answers.filter((e) => typeof e.id === 'number')).toHaveLength(1);
+        expect(answers.filter((e) => e.error === 'duplicate')).toHaveLength(9);
+      }
+      // And the counts say so
+      expect(await completed(list.id)).toMatchObject({ email_count: 30 + 200, rejected_count: 9 * 30 });
+    },
+  );
 
   describe('Idempotency-Key', () => {
     it('replays a retried POST /api/v1/emails: one debit, one stored batch, the first answer', async () => {
@@ -146,7 +159,11 @@ describe.skipIf(transport === 'remote')('email write path round trips', () => {
   it('adds 100 addresses to a list in a fixed number of DynamoDB calls, whatever the list holds', async () => {
     // Given a list that already holds 1,000 emails
     const list = await newList();
-    for (let r = 0; r < 10; r++) await add(list.id, Array.from({ length: 100 }, (_, i) => `old${r}-${i}@example.com`));
+    for (let r = 0; r < 10; r++)
+      await add(
+        list.id,
+        Array.from({ length: 100 }, (_, i) => `old${r}-${i}@example.com`),
+      );
     // When 100 more are added
     const emails = Array.from({ length: 100 }, (_, i) => `new${i}@example.com`);
     const { result, calls: made } = await countDynamoCalls(() => add(list.id, emails));

@@ -94,7 +94,14 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {
   ).catch((error: Error) => {
     throw new Error(`${error.message}\n${output()}`);
   });
-  return { proc, vars, dynamoPort, ports: { MESSAGING_PORT: messagingPort, EMAIL_PORT: emailPort, DYNAMODB_PORT: dynamoPort, SQS_PORT: sqsPort }, exited, output };
+  return {
+    proc,
+    vars,
+    dynamoPort,
+    ports: { MESSAGING_PORT: messagingPort, EMAIL_PORT: emailPort, DYNAMODB_PORT: dynamoPort, SQS_PORT: sqsPort },
+    exited,
+    output,
+  };
 }
 
 /** Kills a process group we started (its leader is `proc`), Java included; quiet when it is already gone. */
@@ -234,7 +241,7 @@ describe('npm start and the admin command line', () => {
     });
     expect(added.body.emailList).toMatchObject({ status: 'processing', email_count: 2, rejected_count: 1 });
     let current = added.body.emailList;
-    for (const until = Date.now() + 20_000; current.status !== 'completed' && Date.now() < until; ) {
+    for (const until = Date.now() + 20_000; current.status !== 'completed' && Date.now() < until;) {
       await new Promise((r) => setTimeout(r, 200));
       current = (await call(base!, 'GET', `/api/v1/emailList/${list.body.id}`, token!)).body;
     }
@@ -281,7 +288,9 @@ describe('npm start and the admin command line', () => {
     // Listed by id, contact and time, never the token itself; revoked by id.
     const listed = await admin('token', 'list', '--account', accountId);
     expect(listed.code).toBe(0);
-    expect(listed.json.tokens).toEqual([{ id: token.json.token_id, contact_id: contactId, created_at: expect.any(Number), revoked_at: null }]);
+    expect(listed.json.tokens).toEqual([
+      { id: token.json.token_id, contact_id: contactId, created_at: expect.any(Number), revoked_at: null },
+    ]);
     expect(JSON.stringify(listed.json)).not.toContain(token.json.token);
     const revoked = await admin('token', 'revoke', '--id', token.json.token_id);
     expect(revoked).toMatchObject({ code: 0, json: { revoked: true, token_id: token.json.token_id } });
@@ -365,7 +374,7 @@ describe('npm start and the admin command line', () => {
 
       // Then the list completes with exact counts, every email validated
       let current = midway;
-      for (const until = Date.now() + 120_000; current.status !== 'completed' && Date.now() < until; ) {
+      for (const until = Date.now() + 120_000; current.status !== 'completed' && Date.now() < until;) {
         await new Promise((r) => setTimeout(r, 500));
         current = (await call(after.vars.EMAIL_BASE_URL!, 'GET', `/api/v1/emailList/${list.id}`, token!)).body;
       }
@@ -403,7 +412,10 @@ describe('npm start and the admin command line', () => {
         adminProcs.delete(second);
         expect(code).toBe(1);
         // npx's own configuration warnings, if the machine has any, are not ours.
-        const lines = stderr.trim().split('\n').filter((line) => !line.startsWith('npm warn'));
+        const lines = stderr
+          .trim()
+          .split('\n')
+          .filter((line) => !line.startsWith('npm warn'));
         expect(lines).toEqual([expect.stringMatching(new RegExp(`^npm start: port ${stack.ports[name]} \\(${name}\\) is already in use`))]);
       }
 
@@ -413,4 +425,3 @@ describe('npm start and the admin command line', () => {
     },
   );
 });
-

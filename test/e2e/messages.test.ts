@@ -20,8 +20,7 @@ describe.each(transports())('messages over %s', (transport) => {
 
   const send = (form: Record<string, string | string[]>, tenant = t, headers?: Record<string, string>) =>
     api.call('POST', '/v1/messages', { ...as(tenant), form: { conversation_id: conversationId, ...form }, headers });
-  const update = (id: string, form: Record<string, string | string[]>) =>
-    api.call('PUT', `/v1/messages/${id}`, { ...as(t), form });
+  const update = (id: string, form: Record<string, string | string[]>) => api.call('PUT', `/v1/messages/${id}`, { ...as(t), form });
 
   describe('send', () => {
     it('creates a message from the authenticated contact with empty extras, as docs/openapi.yaml says', async () => {
@@ -78,8 +77,22 @@ describe.each(transports())('messages over %s', (transport) => {
       for (const res of [form, json]) {
         expect(res.status).toBe(201);
         expect(res.body.attachments).toEqual([
-          { id: expect.stringMatching(/^att_/), type: 'image', url: 'https://cdn.example.com/a.png', name: 'a.png', mime_type: 'image/png', size: 1024 },
-          { id: expect.stringMatching(/^att_/), type: 'file', url: 'https://cdn.example.com/b.pdf', name: null, mime_type: null, size: null },
+          {
+            id: expect.stringMatching(/^att_/),
+            type: 'image',
+            url: 'https://cdn.example.com/a.png',
+            name: 'a.png',
+            mime_type: 'image/png',
+            size: 1024,
+          },
+          {
+            id: expect.stringMatching(/^att_/),
+            type: 'file',
+            url: 'https://cdn.example.com/b.pdf',
+            name: null,
+            mime_type: null,
+            size: null,
+          },
         ]);
       }
     });
@@ -89,10 +102,21 @@ describe.each(transports())('messages over %s', (transport) => {
       [{ message: '   ' }, 'message'],
       [{ message: 'x'.repeat(4097) }, 'message'],
       [{ conversation_id: '', message: 'hi' }, 'conversation_id'],
-      [{ message: 'hi', 'attachments[0][type]': 'image', 'attachments[0][url]': 'http://insecure.example.com/a.png' }, 'attachments[0][url]'],
+      [
+        { message: 'hi', 'attachments[0][type]': 'image', 'attachments[0][url]': 'http://insecure.example.com/a.png' },
+        'attachments[0][url]',
+      ],
       [{ message: 'hi', 'attachments[0][type]': 'hologram', 'attachments[0][url]': 'https://x.example.com/a' }, 'attachments[0][type]'],
       [{ message: 'hi', 'attachments[0][url]': 'https://x.example.com/a' }, 'attachments[0][type]'],
-      [{ message: 'hi', 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://x.example.com/a', 'attachments[0][colour]': 'red' }, 'attachments[0][colour]'],
+      [
+        {
+          message: 'hi',
+          'attachments[0][type]': 'file',
+          'attachments[0][url]': 'https://x.example.com/a',
+          'attachments[0][colour]': 'red',
+        },
+        'attachments[0][colour]',
+      ],
       [{ message: 'hi', read_at: '5' }, 'read_at'],
     ])('rejects %j with 400 naming the parameter', async (form, param) => {
       const res = await send(form);
@@ -310,7 +334,11 @@ describe.each(transports())('messages over %s', (transport) => {
     });
 
     it('appends attachments and clears them with an empty value', async () => {
-      const { body: msg } = await send({ message: 'files', 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://x.example.com/1' });
+      const { body: msg } = await send({
+        message: 'files',
+        'attachments[0][type]': 'file',
+        'attachments[0][url]': 'https://x.example.com/1',
+      });
       let res = await update(msg.id, { 'attachments[0][type]': 'audio', 'attachments[0][url]': 'https://x.example.com/2.mp3' });
       expect(res.body.attachments.map((a: { url: string }) => a.url)).toEqual(['https://x.example.com/1', 'https://x.example.com/2.mp3']);
       res = await update(msg.id, { attachments: '' });
@@ -386,7 +414,7 @@ describe.each(transports())('messages over %s', (transport) => {
       expect(res.body.has_more).toBe(false);
     });
 
-    it('reads one conversation with a single Query that also proves the conversation is the caller\'s', async () => {
+    it("reads one conversation with a single Query that also proves the conversation is the caller's", async () => {
       if (transport === 'remote') return;
       const { result, calls } = await countDynamoCalls(() =>
         api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } }),
@@ -396,7 +424,9 @@ describe.each(transports())('messages over %s', (transport) => {
       // read by the first page of the container (at most one batch read).
       expect(calls.map((c) => c.command).filter((c) => c !== 'BatchGetItemCommand')).toEqual(['GetItemCommand', 'QueryCommand']);
       expect(calls.filter((c) => c.command === 'BatchGetItemCommand').length).toBeLessThanOrEqual(1);
-      const again = await countDynamoCalls(() => api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } }));
+      const again = await countDynamoCalls(() =>
+        api.call('GET', '/v1/messages', { ...as(tenant), query: { conversation_id: convA, limit: 100 } }),
+      );
       expect(again.calls.map((c) => c.command)).toEqual(['GetItemCommand', 'QueryCommand']);
     });
 

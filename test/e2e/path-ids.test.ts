@@ -6,13 +6,17 @@ import { apiClient, type ApiClient } from '../steps/when.ts';
 
 /** What each path's id names, as its 404 says. */
 const resourceOf = (path: string) =>
-  path.startsWith('/v1/conversations/') ? 'conversation'
-  : path.startsWith('/v1/messages/') ? 'message'
-  : path.startsWith('/api/v1/email/') ? 'email'
-  : 'email list';
+  path.startsWith('/v1/conversations/')
+    ? 'conversation'
+    : path.startsWith('/v1/messages/')
+      ? 'message'
+      : path.startsWith('/api/v1/email/')
+        ? 'email'
+        : 'email list';
 
 const withId = routes.filter((r) => r.path.includes('{id}'));
-const bodyFor = (method: string, api: ApiName) => (method === 'POST' ? { json: api === 'email' ? { emails: ['a@example.com'] } : {} } : method === 'PUT' ? { json: {} } : {});
+const bodyFor = (method: string, api: ApiName) =>
+  method === 'POST' ? { json: api === 'email' ? { emails: ['a@example.com'] } : {} } : method === 'PUT' ? { json: {} } : {};
 
 describe('typed path ids', () => {
   const clients: Partial<Record<ApiName, ApiClient>> = {};

@@ -26,9 +26,8 @@ describe.runIf(transports('messaging').includes('http'))('request ids in the log
   });
 
   it('puts each response X-Request-Id on every line its request wrote, and on no other', async () => {
-    const conversation = (
-      await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })
-    ).body;
+    const conversation = (await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } }))
+      .body;
     // DNS of broken.test keeps failing: those requests also log a warning from deep inside the validation.
     const failing = ['someone@broken.test', 'other.person@broken.test'];
 
@@ -39,14 +38,19 @@ describe.runIf(transports('messaging').includes('http'))('request ids in the log
         ...Array.from({ length: 6 }, (_, i) => ({
           method: 'POST',
           path: '/v1/messages',
-          send: () => messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversation.id, message: `hello ${i}` } }),
+          send: () =>
+            messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversation.id, message: `hello ${i}` } }),
         })),
         ...Array.from({ length: 6 }, () => ({
           method: 'GET',
           path: '/api/v1/emailLists',
           send: () => email.call('GET', '/api/v1/emailLists', { token: t.token }),
         })),
-        { method: 'POST', path: '/api/v1/emails', send: () => email.call('POST', '/api/v1/emails', { token: t.token, json: { emails: failing } }) },
+        {
+          method: 'POST',
+          path: '/api/v1/emails',
+          send: () => email.call('POST', '/api/v1/emails', { token: t.token, json: { emails: failing } }),
+        },
         { method: 'GET', path: '/v1/nowhere', send: () => messaging.call('GET', '/v1/nowhere', { token: t.token }) },
       ];
       responses = await Promise.all(calls.map(async (c) => ({ ...c, response: await c.send() })));

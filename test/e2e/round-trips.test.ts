@@ -22,22 +22,53 @@ const BUDGETS: Record<string, Budget> = {
   'POST /v1/conversations': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
   'GET /v1/conversations/{id}': { 'DynamoDB.GetItem': 2 },
   'PUT /v1/conversations/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 1 },
-  'DELETE /v1/conversations/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 2, 'DynamoDB.Query': 2, 'DynamoDB.BatchWriteItem': 1 },
+  'DELETE /v1/conversations/{id}': {
+    'DynamoDB.GetItem': 3,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.Query': 2,
+    'DynamoDB.BatchWriteItem': 1,
+  },
   'GET /v1/messages': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1, 'DynamoDB.BatchGetItem': 1 },
   'POST /v1/messages': { 'DynamoDB.GetItem': 1, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.BatchGetItem': 1 },
   'GET /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 1 },
   'PUT /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 2, 'DynamoDB.UpdateItem': 1 },
   'DELETE /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 1, 'DynamoDB.TransactWriteItems': 1 },
-  'POST /api/v1/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 2, 'DynamoDB.BatchWriteItem': 1, 'DynamoDB.DeleteItem': 1 },
+  'POST /api/v1/emails': {
+    'DynamoDB.GetItem': 2,
+    'DynamoDB.UpdateItem': 6,
+    'DynamoDB.TransactWriteItems': 2,
+    'DynamoDB.BatchWriteItem': 1,
+    'DynamoDB.DeleteItem': 1,
+  },
   'GET /api/v1/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
   'GET /api/v1/email/{id}': { 'DynamoDB.GetItem': 2 },
-  'DELETE /api/v1/email/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 1, 'DynamoDB.DeleteItem': 1 },
+  'DELETE /api/v1/email/{id}': {
+    'DynamoDB.GetItem': 3,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.UpdateItem': 1,
+    'DynamoDB.DeleteItem': 1,
+  },
   'POST /api/v1/emailList': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.DeleteItem': 1 },
   'GET /api/v1/emailLists': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
   'GET /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 2 },
-  'DELETE /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.UpdateItem': 3, 'DynamoDB.DeleteItem': 1, 'DynamoDB.Query': 5, 'DynamoDB.BatchWriteItem': 2 },
+  'DELETE /api/v1/emailList/{id}': {
+    'DynamoDB.GetItem': 3,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.UpdateItem': 3,
+    'DynamoDB.DeleteItem': 1,
+    'DynamoDB.Query': 5,
+    'DynamoDB.BatchWriteItem': 2,
+  },
   'GET /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
-  'POST /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 6, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.BatchWriteItem': 1, 'DynamoDB.PutItem': 1, 'SQS.SendMessageBatch': 1 },
+  'POST /api/v1/emailList/{id}/emails': {
+    'DynamoDB.GetItem': 2,
+    'DynamoDB.UpdateItem': 6,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.BatchWriteItem': 1,
+    'DynamoDB.PutItem': 1,
+    'SQS.SendMessageBatch': 1,
+  },
 };
 
 /** Runs the request, records its calls, and holds them to the route's budget. */
@@ -82,16 +113,25 @@ describe('round trips per request (in-process, so every call is seen)', () => {
 
   it('holds the messaging routes to their budgets', async () => {
     const as = { token: t.token };
-    const created = await withinBudget('POST /v1/conversations', () => messaging.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } }));
+    const created = await withinBudget('POST /v1/conversations', () =>
+      messaging.call('POST', '/v1/conversations', { ...as, form: { contact_id: t.contactIds.bob! } }),
+    );
     const conv = created.body.id as string;
     await withinBudget('GET /v1/conversations', () => messaging.call('GET', '/v1/conversations', as));
     await withinBudget('GET /v1/conversations/{id}', () => messaging.call('GET', `/v1/conversations/${conv}`, as));
-    await withinBudget('PUT /v1/conversations/{id}', () => messaging.call('PUT', `/v1/conversations/${conv}`, { ...as, form: { is_muted: 'true' } }));
-    const sent = await withinBudget('POST /v1/messages', () => messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: 'hello' } }));
+    await withinBudget('PUT /v1/conversations/{id}', () =>
+      messaging.call('PUT', `/v1/conversations/${conv}`, { ...as, form: { is_muted: 'true' } }),
+    );
+    const sent = await withinBudget('POST /v1/messages', () =>
+      messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: 'hello' } }),
+    );
     const msg = sent.body.id as string;
-    for (let i = 0; i < 3; i++) await messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: `more ${i}` } });
+    for (let i = 0; i < 3; i++)
+      await messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: `more ${i}` } });
     clearContactCache(); // a cold container: the page reads its senders once
-    await withinBudget('GET /v1/messages', () => messaging.call('GET', '/v1/messages', { ...as, query: { conversation_id: conv, limit: 10 } }));
+    await withinBudget('GET /v1/messages', () =>
+      messaging.call('GET', '/v1/messages', { ...as, query: { conversation_id: conv, limit: 10 } }),
+    );
     await withinBudget('GET /v1/messages/{id}', () => messaging.call('GET', `/v1/messages/${msg}`, as));
     await withinBudget('PUT /v1/messages/{id}', () => messaging.call('PUT', `/v1/messages/${msg}`, { ...as, form: { message: 'edited' } }));
     await withinBudget('DELETE /v1/messages/{id}', () => messaging.call('DELETE', `/v1/messages/${msg}`, as));
@@ -100,15 +140,22 @@ describe('round trips per request (in-process, so every call is seen)', () => {
 
   it('holds the email routes to their budgets', async () => {
     const as = { token: t.token };
-    const created = await withinBudget('POST /api/v1/emails', () => email.call('POST', '/api/v1/emails', { ...as, json: { emails: ['someone@example.com'] } }));
+    const created = await withinBudget('POST /api/v1/emails', () =>
+      email.call('POST', '/api/v1/emails', { ...as, json: { emails: ['someone@example.com'] } }),
+    );
     const id = created.body.emails[0].id as number;
     await withinBudget('GET /api/v1/emails', () => email.call('GET', '/api/v1/emails', as));
     await withinBudget('GET /api/v1/email/{id}', () => email.call('GET', `/api/v1/email/${id}`, as));
     await withinBudget('DELETE /api/v1/email/{id}', () => email.call('DELETE', `/api/v1/email/${id}`, as));
-    const list = await withinBudget('POST /api/v1/emailList', () => email.call('POST', '/api/v1/emailList', { ...as, json: { name: 'budget' } }));
+    const list = await withinBudget('POST /api/v1/emailList', () =>
+      email.call('POST', '/api/v1/emailList', { ...as, json: { name: 'budget' } }),
+    );
     const listId = list.body.id as number;
     await withinBudget('POST /api/v1/emailList/{id}/emails', () =>
-      email.call('POST', `/api/v1/emailList/${listId}/emails`, { ...as, json: { emails: ['a@example.com', 'b@example.com', 'c@example.com'] } }),
+      email.call('POST', `/api/v1/emailList/${listId}/emails`, {
+        ...as,
+        json: { emails: ['a@example.com', 'b@example.com', 'c@example.com'] },
+      }),
     );
     await withinBudget('GET /api/v1/emailLists', () => email.call('GET', '/api/v1/emailLists', as));
     await withinBudget('GET /api/v1/emailList/{id}', () => email.call('GET', `/api/v1/emailList/${listId}`, as));
@@ -118,7 +165,9 @@ describe('round trips per request (in-process, so every call is seen)', () => {
 
   it('refuses a malformed token without a single call (API Gateway validates the header before any authorizer)', async () => {
     for (const authorization of ['Bearer x', `Basic ${t.token}`, `Bearer ${t.token}!`]) {
-      const { result, calls } = await countRoundTrips(() => messaging.call('GET', '/v1/conversations', { headers: { Authorization: authorization } }));
+      const { result, calls } = await countRoundTrips(() =>
+        messaging.call('GET', '/v1/conversations', { headers: { Authorization: authorization } }),
+      );
       expect(result.status, authorization).toBe(401);
       expect(calls, authorization).toEqual({});
     }

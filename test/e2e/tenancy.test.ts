@@ -84,7 +84,7 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it.each([['contact_id'], ['group_id']])('opening a conversation by %s gives their own, never the owner\'s', async (param) => {
+  it.each([['contact_id'], ['group_id']])("opening a conversation by %s gives their own, never the owner's", async (param) => {
     const before = await snapshot();
     const form = { [param!]: param === 'contact_id' ? intruder.contactId : intruder.groupId };
     const first = await api.call('POST', '/v1/conversations', { token: intruder.token, form });
@@ -101,7 +101,13 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
 
   it("never lists the owner's records", async () => {
     const ownerIds = [conv.id, msg.id];
-    const queries: Record<string, string>[] = [{}, { muted: 'false' }, { pinned: 'false' }, { archived: 'false' }, { group_id: owner.groupId }];
+    const queries: Record<string, string>[] = [
+      {},
+      { muted: 'false' },
+      { pinned: 'false' },
+      { archived: 'false' },
+      { group_id: owner.groupId },
+    ];
     for (const query of queries) {
       const convs = await api.call('GET', '/v1/conversations', { token: intruder.token, query: { ...query, limit: 100 } });
       expect(convs.status).toBe(200);

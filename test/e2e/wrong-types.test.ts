@@ -35,25 +35,88 @@ const notBoolean = ['yes', 2, ['true'], { a: 1 }];
 const notInteger = ['ten', 1.5, true, ['1'], { a: 1 }];
 const id = 'id_0000000000';
 const table: Row[] = [
-  { method: 'GET', path: '/v1/conversations', where: 'query', schema: listConversationsQuery,
-    wrong: { limit: ['ten', '1.5', '-1'], starting_after: [''], ending_before: [''], muted: ['yes'], archived: ['2'], pinned: ['maybe'], group_id: [''] } },
-  { method: 'POST', path: '/v1/conversations', where: 'json', schema: createConversationBody,
-    wrong: { contact_id: notString, group_id: notString } },
-  { method: 'PUT', path: `/v1/conversations/${id}`, where: 'json', schema: updateConversationBody,
-    wrong: { pinned_message_id: notString, is_pinned: notBoolean, is_muted: notBoolean, archived_at: ['yesterday', ...notInteger], opened: notBoolean } },
-  { method: 'GET', path: '/v1/messages', where: 'query', schema: listMessagesQuery,
-    wrong: { limit: ['x'], starting_after: [''], ending_before: [''], conversation_id: [''] } },
-  { method: 'POST', path: '/v1/messages', where: 'json', schema: createMessageBody, base: { conversation_id: id, message: 'hi' },
-    wrong: { conversation_id: notString, message: notString, attachments: ['x', 5, true, { url: 'https://a.example' }, [5], [['x']]] } },
-  { method: 'PUT', path: `/v1/messages/${id}`, where: 'json', schema: updateMessageBody,
-    wrong: { message: notString, reactions: [5, true, 'x'], attachments: ['x', 5, { a: 1 }], read: notBoolean } },
-  { method: 'POST', path: '/api/v1/emails', where: 'json', schema: emailsBody, wrong: { emails: ['a@example.com', 5, true, { a: 1 }, null] } },
+  {
+    method: 'GET',
+    path: '/v1/conversations',
+    where: 'query',
+    schema: listConversationsQuery,
+    wrong: {
+      limit: ['ten', '1.5', '-1'],
+      starting_after: [''],
+      ending_before: [''],
+      muted: ['yes'],
+      archived: ['2'],
+      pinned: ['maybe'],
+      group_id: [''],
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/conversations',
+    where: 'json',
+    schema: createConversationBody,
+    wrong: { contact_id: notString, group_id: notString },
+  },
+  {
+    method: 'PUT',
+    path: `/v1/conversations/${id}`,
+    where: 'json',
+    schema: updateConversationBody,
+    wrong: {
+      pinned_message_id: notString,
+      is_pinned: notBoolean,
+      is_muted: notBoolean,
+      archived_at: ['yesterday', ...notInteger],
+      opened: notBoolean,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/messages',
+    where: 'query',
+    schema: listMessagesQuery,
+    wrong: { limit: ['x'], starting_after: [''], ending_before: [''], conversation_id: [''] },
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages',
+    where: 'json',
+    schema: createMessageBody,
+    base: { conversation_id: id, message: 'hi' },
+    wrong: { conversation_id: notString, message: notString, attachments: ['x', 5, true, { url: 'https://a.example' }, [5], [['x']]] },
+  },
+  {
+    method: 'PUT',
+    path: `/v1/messages/${id}`,
+    where: 'json',
+    schema: updateMessageBody,
+    wrong: { message: notString, reactions: [5, true, 'x'], attachments: ['x', 5, { a: 1 }], read: notBoolean },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/emails',
+    where: 'json',
+    schema: emailsBody,
+    wrong: { emails: ['a@example.com', 5, true, { a: 1 }, null] },
+  },
   { method: 'GET', path: '/api/v1/emails', where: 'query', schema: pageQuery, wrong: { page: ['two', '1.5', '-1'] } },
-  { method: 'POST', path: '/api/v1/emailList', where: 'json', schema: createListBody, base: { name: 'Leads' },
-    wrong: { name: notString, description: notString } },
+  {
+    method: 'POST',
+    path: '/api/v1/emailList',
+    where: 'json',
+    schema: createListBody,
+    base: { name: 'Leads' },
+    wrong: { name: notString, description: notString },
+  },
   { method: 'GET', path: '/api/v1/emailLists', where: 'query', schema: pageQuery, wrong: { page: ['x'] } },
   { method: 'GET', path: '/api/v1/emailList/1/emails', where: 'query', schema: pageQuery, wrong: { page: ['0x1'] } },
-  { method: 'POST', path: '/api/v1/emailList/1/emails', where: 'json', schema: emailsBody, wrong: { emails: ['a@example.com', 5, { a: 1 }] } },
+  {
+    method: 'POST',
+    path: '/api/v1/emailList/1/emails',
+    where: 'json',
+    schema: emailsBody,
+    wrong: { emails: ['a@example.com', 5, { a: 1 }] },
+  },
 ];
 
 const apiOf = (path: string): ApiName => (path.startsWith('/api/') ? 'email' : 'messaging');
@@ -95,7 +158,9 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
     });
 
   const cases = table.flatMap((row) =>
-    Object.entries(row.wrong).flatMap(([param, values]) => values.map((value) => [`${row.method} ${row.path}`, param, JSON.stringify(value), row, value] as const)),
+    Object.entries(row.wrong).flatMap(([param, values]) =>
+      values.map((value) => [`${row.method} ${row.path}`, param, JSON.stringify(value), row, value] as const),
+    ),
   );
 
   it.each(cases)('%s: %s = %s is parameter_invalid', async (_, param, _shown, row, value) => {
@@ -125,10 +190,16 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
       const asQuery = await api.call(row.method, row.path, { token: t.token, query: { [bracketed]: '1' } });
       expect(asQuery.body.error, asQuery.text).toMatchObject({ code: 'parameter_unknown', param: bracketed });
       if (row.where !== 'json') continue;
-      const json = await api.call(row.method, row.path, { token: t.token, raw: { body: `{"${name}":{"x":1}}`, contentType: 'application/json' } });
+      const json = await api.call(row.method, row.path, {
+        token: t.token,
+        raw: { body: `{"${name}":{"x":1}}`, contentType: 'application/json' },
+      });
       expect(json.body.error, json.text).toMatchObject({ code: 'parameter_unknown', param: name });
       if (apiOf(row.path) !== 'messaging') continue;
-      const form = await api.call(row.method, row.path, { token: t.token, form: { [bracketed]: '1', ...(row.base as Record<string, string>) } });
+      const form = await api.call(row.method, row.path, {
+        token: t.token,
+        form: { [bracketed]: '1', ...(row.base as Record<string, string>) },
+      });
       expect(form.body.error, form.text).toMatchObject({ code: 'parameter_unknown', param: bracketed });
     }
   });

@@ -16,13 +16,16 @@ describe('CORS on AWS (CORS_ORIGINS context value)', () => {
     for (const response of resources(template, 'AWS::ApiGateway::GatewayResponse')) {
       expect(Object.keys(response.Properties.ResponseParameters ?? {}).join()).not.toMatch(/Access-Control/);
     }
-    for (const fn of resources(template, 'AWS::Lambda::Function')) expect(fn.Properties.Environment.Variables).not.toHaveProperty('CORS_ORIGINS');
+    for (const fn of resources(template, 'AWS::Lambda::Function'))
+      expect(fn.Properties.Environment.Variables).not.toHaveProperty('CORS_ORIGINS');
   });
 
   it('answers the preflight on every resource of both APIs, without the authorizer, for one origin', () => {
     const { template } = synthStack({ CORS_ORIGINS: 'https://app.example.com' }, 'CorsStack');
     const methods = resources(template, 'AWS::ApiGateway::Method');
-    const resourcesWithMethods = new Set(methods.filter((m) => m.Properties.HttpMethod !== 'OPTIONS').map((m) => JSON.stringify(m.Properties.ResourceId)));
+    const resourcesWithMethods = new Set(
+      methods.filter((m) => m.Properties.HttpMethod !== 'OPTIONS').map((m) => JSON.stringify(m.Properties.ResourceId)),
+    );
     const preflights = methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS');
     expect(new Set(preflights.map((m) => JSON.stringify(m.Properties.ResourceId)))).toEqual(resourcesWithMethods);
     for (const preflight of preflights) {
@@ -37,7 +40,9 @@ describe('CORS on AWS (CORS_ORIGINS context value)', () => {
     const gatewayErrors = resources(template, 'AWS::ApiGateway::GatewayResponse');
     expect(gatewayErrors).toHaveLength(Object.keys(gatewayResponses).length * apiNames().length);
     for (const response of gatewayErrors) {
-      expect(response.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe("'https://app.example.com'");
+      expect(response.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(
+        "'https://app.example.com'",
+      );
     }
     // Every function of the APIs adds the headers to its own responses.
     const apiFunctions = resources(template, 'AWS::Lambda::Function').filter((f) => f.Properties.Environment.Variables.CORS_ORIGINS);
@@ -49,11 +54,15 @@ describe('CORS on AWS (CORS_ORIGINS context value)', () => {
     const preflight = resources(template, 'AWS::ApiGateway::Method').find((m) => m.Properties.HttpMethod === 'OPTIONS')!;
     expect(JSON.stringify(preflight.Properties.Integration.IntegrationResponses)).toContain('https://b.example.com');
     for (const response of resources(template, 'AWS::ApiGateway::GatewayResponse')) {
-      expect(response.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe('method.request.header.Origin');
+      expect(response.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(
+        'method.request.header.Origin',
+      );
     }
   });
 
   it('refuses a value that is not an origin', () => {
-    expect(() => synthStack({ CORS_ORIGINS: 'https://app.example.com/' }, 'BadCorsStack')).toThrow(/CORS_ORIGINS: 'https:\/\/app.example.com\/' is not an origin/);
+    expect(() => synthStack({ CORS_ORIGINS: 'https://app.example.com/' }, 'BadCorsStack')).toThrow(
+      /CORS_ORIGINS: 'https:\/\/app.example.com\/' is not an origin/,
+    );
   });
 });

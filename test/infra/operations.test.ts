@@ -17,8 +17,9 @@ import { functionsDir, logicalIdOf, synthStack, testApp } from '../steps/cdk-app
 /** What an operator gets from the synthesized template: logs, traces, limits, alarms, the dashboard, and the rule packs. */
 const { stack, template } = synthStack();
 const logicalId = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const resources = (t: typeof template, type: string) => Object.entries(t.findResources(type) as Record<string, { Properties: any; DependsOn?: string[] }>);
+const resources = (t: typeof template, type: string) =>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  Object.entries(t.findResources(type) as Record<string, { Properties: any; DependsOn?: string[] }>);
 const functionCount = stack.namedFunctions().size;
 const apiCount = stack.apis.size;
 
@@ -35,14 +36,16 @@ describe('function logs and traces', () => {
 
   it('takes the log level from the logLevel context value', () => {
     const { template: debug } = synthStack({ logLevel: 'debug' }, 'DebugStack');
-    for (const [, { Properties: p }] of resources(debug, 'AWS::Lambda::Function')) expect(p.LoggingConfig.ApplicationLogLevel).toBe('DEBUG');
+    for (const [, { Properties: p }] of resources(debug, 'AWS::Lambda::Function'))
+      expect(p.LoggingConfig.ApplicationLogLevel).toBe('DEBUG');
     expect(() => synthStack({ logLevel: 'chatty' }, 'BadLevel')).toThrow(/logLevel/);
   });
 
   it('lets each function write only its own log group, with retention', () => {
     for (const [name, fn] of stack.namedFunctions()) {
       const role = logicalId(fn.role!);
-      const logGroup = resources(template, 'AWS::Lambda::Function').find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig.LogGroup.Ref;
+      const logGroup = resources(template, 'AWS::Lambda::Function').find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig
+        .LogGroup.Ref;
       const statements = resources(template, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === role))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
@@ -68,7 +71,9 @@ describe('API stages', () => {
       expect(stage.Properties.MethodSettings).toContainEqual(expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false }));
       expect(stage.DependsOn).toContain(account);
     }
-    template.hasResourceProperties('AWS::ApiGateway::Account', { CloudWatchRoleArn: { 'Fn::GetAtt': [logicalId(stack.apiGatewayLogsRole!), 'Arn'] } });
+    template.hasResourceProperties('AWS::ApiGateway::Account', {
+      CloudWatchRoleArn: { 'Fn::GetAtt': [logicalId(stack.apiGatewayLogsRole!), 'Arn'] },
+    });
     template.hasResource('AWS::ApiGateway::Account', { DeletionPolicy: 'Retain' });
   });
 
@@ -107,11 +112,15 @@ describe('API stages', () => {
   it('throttle at the deploy values, defaulting to 100 rps with bursts of 200', () => {
     expect(DEFAULT_THROTTLE).toEqual({ rateLimit: 100, burstLimit: 200 });
     for (const [, stage] of stages) {
-      expect(stage.Properties.MethodSettings).toContainEqual(expect.objectContaining({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 }));
+      expect(stage.Properties.MethodSettings).toContainEqual(
+        expect.objectContaining({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 }),
+      );
     }
     const { template: custom } = synthStack({ apiThrottleRate: '25', apiThrottleBurst: '40' }, 'ThrottledStack');
     for (const [, stage] of resources(custom, 'AWS::ApiGateway::Stage')) {
-      expect(stage.Properties.MethodSettings).toContainEqual(expect.objectContaining({ ThrottlingRateLimit: 25, ThrottlingBurstLimit: 40 }));
+      expect(stage.Properties.MethodSettings).toContainEqual(
+        expect.objectContaining({ ThrottlingRateLimit: 25, ThrottlingBurstLimit: 40 }),
+      );
     }
     expect(() => synthStack({ apiThrottleRate: '0' }, 'Bad1')).toThrow(/apiThrottleRate/);
     expect(() => synthStack({ apiThrottleBurst: '2.5' }, 'Bad2')).toThrow(/apiThrottleBurst/);
@@ -119,9 +128,10 @@ describe('API stages', () => {
 });
 
 describe('authorizer cache', () => {
-  const ttls = (t: typeof template) => resources(t, 'AWS::ApiGateway::Authorizer').map(([, a]) => a.Properties.AuthorizerResultTtlInSeconds);
+  const ttls = (t: typeof template) =>
+    resources(t, 'AWS::ApiGateway::Authorizer').map(([, a]) => a.Properties.AuthorizerResultTtlInSeconds);
 
-  it('keeps a token\'s answer AUTH_CACHE_SECONDS (default 60; 0 turns caching off) and refuses other values', () => {
+  it("keeps a token's answer AUTH_CACHE_SECONDS (default 60; 0 turns caching off) and refuses other values", () => {
     expect(DEFAULT_AUTH_CACHE_SECONDS).toBe(60);
     expect(ttls(template)).toEqual([60, 60]);
     expect(ttls(synthStack({ AUTH_CACHE_SECONDS: '0' }, 'NoAuthCache').template)).toEqual([0, 0]);
@@ -144,7 +154,8 @@ describe('limits', () => {
     // All workers together stay a small share of the default 1,000 concurrent executions.
     expect(workers.reduce((sum, w) => sum + w.maxConcurrency, 0)).toBeLessThanOrEqual(10);
     // Nothing reserved: a reservation is taken from the account's pool even when idle.
-    for (const [, { Properties: p }] of resources(template, 'AWS::Lambda::Function')) expect(p.ReservedConcurrentExecutions).toBeUndefined();
+    for (const [, { Properties: p }] of resources(template, 'AWS::Lambda::Function'))
+      expect(p.ReservedConcurrentExecutions).toBeUndefined();
   });
 });
 
@@ -169,11 +180,15 @@ describe('alarms', () => {
       const onDlq = { Name: 'QueueName', Value: queueName(dlq) };
       if (workers.some((w) => w.deadLetters && w.queue === name)) {
         // Drained by a worker: its receives count too, or a quick drain would hide the message.
-        const metrics = alarm.Metrics.filter((m: { MetricStat?: unknown }) => m.MetricStat).map((m: { MetricStat: { Metric: unknown } }) => m.MetricStat.Metric);
-        expect(metrics).toEqual(expect.arrayContaining([
-          { Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [onDlq] },
-          { Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesReceived', Dimensions: [onDlq] },
-        ]));
+        const metrics = alarm.Metrics.filter((m: { MetricStat?: unknown }) => m.MetricStat).map(
+          (m: { MetricStat: { Metric: unknown } }) => m.MetricStat.Metric,
+        );
+        expect(metrics).toEqual(
+          expect.arrayContaining([
+            { Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [onDlq] },
+            { Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesReceived', Dimensions: [onDlq] },
+          ]),
+        );
       } else {
         expect(alarm).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [onDlq] });
       }
@@ -197,13 +212,19 @@ describe('alarms', () => {
       expect(byId[`requests_${api}`].MetricStat.Metric).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: 'Count' });
       const p99 = named(`${api}-api-p99-latency`)!;
       expect(p99.Threshold).toBe(THRESHOLDS.p99LatencyMs[api]);
-      expect(p99.Metrics[0].MetricStat).toMatchObject({ Stat: 'p99', Metric: { MetricName: 'Latency', Dimensions: expect.arrayContaining([{ Name: 'ApiName', Value: `test-stack-${api}` }]) } });
+      expect(p99.Metrics[0].MetricStat).toMatchObject({
+        Stat: 'p99',
+        Metric: { MetricName: 'Latency', Dimensions: expect.arrayContaining([{ Name: 'ApiName', Value: `test-stack-${api}` }]) },
+      });
     }
   });
 
   it('fires on errors and throttles of every function', () => {
     for (const [name, fn] of stack.namedFunctions()) {
-      for (const [kind, metric] of [['errors', 'Errors'], ['throttles', 'Throttles']]) {
+      for (const [kind, metric] of [
+        ['errors', 'Errors'],
+        ['throttles', 'Throttles'],
+      ]) {
         expect(named(`${name}-${kind}`), `${name} ${kind}`).toMatchObject({
           Namespace: 'AWS/Lambda',
           MetricName: metric,
@@ -242,7 +263,15 @@ describe('dashboard', () => {
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const [, dashboard] = resources(template, 'AWS::CloudWatch::Dashboard')[0]!;
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
-    for (const metric of ['5XXError', 'Latency', 'Count', 'ApproximateAgeOfOldestMessage', 'ApproximateNumberOfMessagesVisible', 'Errors', 'Throttles']) {
+    for (const metric of [
+      '5XXError',
+      'Latency',
+      'Count',
+      'ApproximateAgeOfOldestMessage',
+      'ApproximateNumberOfMessagesVisible',
+      'Errors',
+      'Throttles',
+    ]) {
       expect(body).toContain(`\\"${metric}\\"`);
     }
     for (const { name } of Object.values(METRIC)) expect(body).toContain(`\\"${name}\\"`);
@@ -270,7 +299,10 @@ describe('validator settings at deploy', () => {
       for (const [, f] of resources(shellTemplate, 'AWS::Lambda::Function')) {
         for (const name of VALIDATOR_ENV_VARS) expect(f.Properties.Environment.Variables).not.toHaveProperty(name);
       }
-      Annotations.fromStack(fromShell).hasWarning('*', Match.stringLikeRegexp('Not forwarded from your shell: DNS_SERVERS, SMTP_PROBE, ALLOW_PRIVATE_MX'));
+      Annotations.fromStack(fromShell).hasWarning(
+        '*',
+        Match.stringLikeRegexp('Not forwarded from your shell: DNS_SERVERS, SMTP_PROBE, ALLOW_PRIVATE_MX'),
+      );
     } finally {
       process.env = saved;
     }
@@ -302,19 +334,34 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
       const reportFile = path.join(outdir, 'validation-report.json');
       if (!fs.existsSync(reportFile)) throw error;
       const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
-      return report.pluginReports.flatMap((p: { violations: { severity: string; ruleName: string; violatingConstructs: { constructPath: string }[] }[] }) =>
-        p.violations.filter((v) => v.severity === 'error').flatMap((v) => v.violatingConstructs.map((c) => `${v.ruleName} at ${c.constructPath}`)),
+      return report.pluginReports.flatMap(
+        (p: { violations: { severity: string; ruleName: string; violatingConstructs: { constructPath: string }[] }[] }) =>
+          p.violations
+            .filter((v) => v.severity === 'error')
+            .flatMap((v) => v.violatingConstructs.map((c) => `${v.ruleName} at ${c.constructPath}`)),
       );
     }
   }
 
   it('finds no unacknowledged error in the stack as deployed by default, or with the options that add resources', () => {
     expect(nagErrors({})).toEqual([]);
-    expect(nagErrors({ alarmEmail: 'ops@example.com', SMTP_PROBE: 'tcp', apiThrottleRate: '50', CORS_ORIGINS: 'https://app.example.com,https://admin.example.com' })).toEqual([]);
+    expect(
+      nagErrors({
+        alarmEmail: 'ops@example.com',
+        SMTP_PROBE: 'tcp',
+        apiThrottleRate: '50',
+        CORS_ORIGINS: 'https://app.example.com,https://admin.example.com',
+      }),
+    ).toEqual([]);
   });
 
   it('fails the synth on a finding nobody acknowledged', () => {
     const errors = nagErrors({}, (s) => new Queue(s, 'Careless', {}));
-    expect(errors).toEqual(expect.arrayContaining([expect.stringMatching(/^AwsSolutions-SQS3 at NagStack\/Careless/), expect.stringMatching(/^AwsSolutions-SQS4 at NagStack\/Careless/)]));
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^AwsSolutions-SQS3 at NagStack\/Careless/),
+        expect.stringMatching(/^AwsSolutions-SQS4 at NagStack\/Careless/),
+      ]),
+    );
   });
 });

@@ -220,7 +220,11 @@ describe('least privilege', () => {
 
   it('grants table reads, and writes only to readWrite rows; none to the fallback', () => {
     // Both APIs contribute read-only rows, so the read branch below is exercised for each.
-    for (const api of apiNames) expect(routes.some((r) => r.api === api && r.table === 'read'), api).toBe(true);
+    for (const api of apiNames)
+      expect(
+        routes.some((r) => r.api === api && r.table === 'read'),
+        api,
+      ).toBe(true);
     for (const { fn, table } of allFunctions()) {
       const actions = policyActions(fn);
       if (table === undefined) {
@@ -282,9 +286,11 @@ describe('REST APIs', () => {
       expect(JSON.stringify(Object.values(output)[0])).toMatch(/\/prod"\]\]\}\}$/);
     }
     // Outputs other stacks and scripts read by name.
-    expect(Object.keys(template.findOutputs('*')).filter((k) => k.endsWith('ApiUrl')).sort()).toEqual(
-      apiNames.map((a) => `${pascal(a)}ApiUrl`).sort(),
-    );
+    expect(
+      Object.keys(template.findOutputs('*'))
+        .filter((k) => k.endsWith('ApiUrl'))
+        .sort(),
+    ).toEqual(apiNames.map((a) => `${pascal(a)}ApiUrl`).sort());
     template.hasOutput('TableName', { Value: { Ref: logicalId(stack.table) } });
   });
 
@@ -295,7 +301,7 @@ describe('REST APIs', () => {
     }
   });
 
-  it('maps every route to a method on its own API, authorized by that API\'s authorizer, integrated with its own function', () => {
+  it("maps every route to a method on its own API, authorized by that API's authorizer, integrated with its own function", () => {
     const all = methods();
     const authorizerOf = new Map(
       Object.entries(resources('AWS::ApiGateway::Authorizer')).map(([id, a]) => [a.Properties.RestApiId.Ref, id]),
@@ -304,7 +310,10 @@ describe('REST APIs', () => {
       const built = apiOf(route.api);
       const onPath = all.filter((m) => m.path === route.path && m.httpMethod === route.method);
       // On its own API only (the email routes are not on the messaging API and vice versa).
-      expect(onPath.map((m) => m.api), `${route.method} ${route.path}`).toEqual([logicalId(built.api)]);
+      expect(
+        onPath.map((m) => m.api),
+        `${route.method} ${route.path}`,
+      ).toEqual([logicalId(built.api)]);
       const [m] = onPath;
       expect(m!.authorizationType).toBe('CUSTOM');
       expect(m!.authorizerId).toBe(authorizerOf.get(logicalId(built.api)));
@@ -315,7 +324,7 @@ describe('REST APIs', () => {
     expect(all.filter((m) => m.httpMethod !== 'ANY')).toHaveLength(routes.length);
   });
 
-  it('nests resources by path segment, including path parameters under path parameters\' parents', () => {
+  it("nests resources by path segment, including path parameters under path parameters' parents", () => {
     const paths = [...resourcePaths().values()];
     for (const route of routes) {
       const segments = route.path.split('/').filter(Boolean);
@@ -359,7 +368,14 @@ describe('REST APIs', () => {
     // The expression as API Gateway receives it: an issued token passes, anything else does not.
     const expression = new RegExp(Object.values(resources('AWS::ApiGateway::Authorizer'))[0]!.Properties.IdentityValidationExpression);
     expect(expression.test(`Bearer ${generateToken()}`)).toBe(true);
-    for (const bad of ['', 'Bearer', `Basic ${generateToken()}`, 'Bearer tok_short', `Bearer ${generateToken()}x`, `Bearer ${generateToken()} extra`]) {
+    for (const bad of [
+      '',
+      'Bearer',
+      `Basic ${generateToken()}`,
+      'Bearer tok_short',
+      `Bearer ${generateToken()}x`,
+      `Bearer ${generateToken()} extra`,
+    ]) {
       expect(expression.test(bad), bad).toBe(false);
     }
     for (const api of apiNames) {
@@ -379,8 +395,7 @@ describe('gateway responses', () => {
     for (const { Properties: p } of Object.values(resources('AWS::ApiGateway::GatewayResponse'))) out[p.ResponseType] = p;
     return out;
   };
-  const body = (p: Cfn) =>
-    JSON.parse(p.ResponseTemplates['application/json'].replaceAll('$context.error.messageString', '"x"'));
+  const body = (p: Cfn) => JSON.parse(p.ResponseTemplates['application/json'].replaceAll('$context.error.messageString', '"x"'));
 
   it('answers authorizer failures with 401, WWW-Authenticate and the error envelope', () => {
     const responses = byType();
@@ -416,8 +431,7 @@ describe('gateway responses', () => {
 });
 
 describe('workers', () => {
-  const sourceOf = (worker: (typeof workers)[number]) =>
-    (worker.deadLetters ? stack.deadLetterQueues : stack.queues)[worker.queue];
+  const sourceOf = (worker: (typeof workers)[number]) => (worker.deadLetters ? stack.deadLetterQueues : stack.queues)[worker.queue];
 
   it('consumes each worker queue (or its dead-letter queue) with partial batch failures', () => {
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', workers.length);
@@ -445,9 +459,7 @@ describe('workers', () => {
       const arn = mappings.find((m) => m.Properties.FunctionName.Ref === logicalId(fn))!.Properties.EventSourceArn;
       expect(arn).toEqual(getAtt(logicalId(stack.deadLetterQueues[worker.queue])));
       expect(arn).not.toEqual(getAtt(logicalId(stack.queues[worker.queue])));
-      expect(resources('AWS::SQS::Queue')[arn['Fn::GetAtt'][0]]!.Properties.QueueName).toBe(
-        `test-stack-${queues[worker.queue].name}-dlq`,
-      );
+      expect(resources('AWS::SQS::Queue')[arn['Fn::GetAtt'][0]]!.Properties.QueueName).toBe(`test-stack-${queues[worker.queue].name}-dlq`);
     }
   });
 
@@ -457,9 +469,7 @@ describe('workers', () => {
     for (const [worker, fn] of stack.workerFunctions) {
       const timeout = functions[logicalId(fn)]!.Properties.Timeout;
       expect(timeout).toBe(worker.timeoutSeconds);
-      expect(sqsQueues[logicalId(sourceOf(worker))]!.Properties.VisibilityTimeout, worker.name).toBeGreaterThanOrEqual(
-        6 * timeout,
-      );
+      expect(sqsQueues[logicalId(sourceOf(worker))]!.Properties.VisibilityTimeout, worker.name).toBeGreaterThanOrEqual(6 * timeout);
     }
   });
 
@@ -467,9 +477,7 @@ describe('workers', () => {
     vi.resetModules();
     vi.doMock('../../shared/queues.ts', async (importOriginal) => {
       const real = await importOriginal<typeof import('../../shared/queues.ts')>();
-      const shortened = Object.fromEntries(
-        Object.entries(real.queues).map(([k, q]) => [k, { ...q, visibilityTimeoutSeconds: 1 }]),
-      );
+      const shortened = Object.fromEntries(Object.entries(real.queues).map(([k, q]) => [k, { ...q, visibilityTimeoutSeconds: 1 }]));
       return { ...real, queues: shortened };
     });
     try {
@@ -514,9 +522,7 @@ describe('schedules', () => {
   });
 
   it('lets EventBridge invoke each scheduled function, from its own rule only', () => {
-    const fromEvents = Object.values(resources('AWS::Lambda::Permission')).filter(
-      (p) => p.Properties.Principal === 'events.amazonaws.com',
-    );
+    const fromEvents = Object.values(resources('AWS::Lambda::Permission')).filter((p) => p.Properties.Principal === 'events.amazonaws.com');
     expect(fromEvents).toHaveLength(schedules.length);
     for (const [schedule, fn] of stack.scheduleFunctions) {
       template.hasResourceProperties('AWS::Lambda::Permission', {

@@ -38,9 +38,7 @@ describe('cdk synth', () => {
   it('synthesizes and bundles every handler as an ESM bundle for the Node major of .nvmrc, without credentials', () => {
     const template = JSON.parse(readFileSync(join(out, 'MessagingAndEmailValidationStack.template.json'), 'utf8'));
     type Resource = { Type: string; Properties: { Runtime?: string } };
-    const functions = Object.values(template.Resources as Record<string, Resource>).filter(
-      (r) => r.Type === 'AWS::Lambda::Function',
-    );
+    const functions = Object.values(template.Resources as Record<string, Resource>).filter((r) => r.Type === 'AWS::Lambda::Function');
     expect(functions.length).toBeGreaterThanOrEqual(routes.length);
     expect(new Set(functions.map((f) => f.Properties.Runtime))).toEqual(new Set([`nodejs${DEPLOY_NODE_MAJOR}.x`]));
     const bundles = readdirSync(out).filter((d) => d.startsWith('asset.'));
@@ -78,7 +76,9 @@ describe('cdk synth', () => {
       }
       // What Lambda provides around a function's own variables: region, credentials, endpoints (here the local ones).
       const platform = Object.fromEntries(
-        Object.entries(process.env).filter(([k]) => /^(AWS_(REGION|ACCESS_KEY_ID|SECRET_ACCESS_KEY|ENDPOINT_URL_\w+|SDK_JS_\w+)|LOG_LEVEL|PATH|HOME)$/.test(k)),
+        Object.entries(process.env).filter(([k]) =>
+          /^(AWS_(REGION|ACCESS_KEY_ID|SECRET_ACCESS_KEY|ENDPOINT_URL_\w+|SDK_JS_\w+)|LOG_LEVEL|PATH|HOME)$/.test(k),
+        ),
       ) as Record<string, string>;
       const localValidator = { DNS_SERVERS: env!.dns.address, ALLOW_PRIVATE_MX: 'true', DNS_TIMEOUT_MS: '400', DNS_TRIES: '2' };
       invoke = bundleInvoker(
@@ -87,7 +87,10 @@ describe('cdk synth', () => {
         (_fn: AssemblyFunction, own) => ({ ...platform, ...own, ...(own.DNS_SERVERS ? localValidator : {}) }),
         (fn) => invoked.add(fn.logicalId),
       );
-      [messaging, email] = await Promise.all([apiClient('messaging', 'http', { run: invoke }), apiClient('email', 'http', { run: invoke })]);
+      [messaging, email] = await Promise.all([
+        apiClient('messaging', 'http', { run: invoke }),
+        apiClient('email', 'http', { run: invoke }),
+      ]);
       workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1, run: invoke });
     }, 60_000);
 
@@ -100,7 +103,10 @@ describe('cdk synth', () => {
 
     const queueEmpty = async (url: string) => {
       const { Attributes: a } = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       );
       return a?.ApproximateNumberOfMessages === '0' && a.ApproximateNumberOfMessagesNotVisible === '0';
     };
@@ -119,17 +125,21 @@ describe('cdk synth', () => {
       expect(message.status).toBe(201);
       expect((await messaging.call('GET', '/v1/messages', { ...as, query: { conversation_id: id } })).body.data).toHaveLength(1);
       expect((await messaging.call('GET', `/v1/messages/${message.body.id}`, as)).body.message).toBe('from the bundle');
-      expect((await messaging.call('PUT', `/v1/messages/${message.body.id}`, { ...as, form: { message: 'edited' } })).body.message).toBe('edited');
+      expect((await messaging.call('PUT', `/v1/messages/${message.body.id}`, { ...as, form: { message: 'edited' } })).body.message).toBe(
+        'edited',
+      );
       expect((await messaging.call('DELETE', `/v1/messages/${message.body.id}`, as)).status).toBe(200);
       expect((await messaging.call('DELETE', `/v1/conversations/${id}`, as)).status).toBe(200);
       expect((await messaging.call('GET', '/v1/nowhere', as)).status).toBe(404);
       expect((await messaging.call('PATCH', '/v1/messages', as)).status).toBe(405);
 
       // The purge worker finishes a deleted conversation from its queue.
-      await sqs.send(new SendMessageCommand({
-        QueueUrl: urls.purge,
-        MessageBody: JSON.stringify({ kind: 'purge-conversation', accountId: t.accountId, conversationId: id }),
-      }));
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: urls.purge,
+          MessageBody: JSON.stringify({ kind: 'purge-conversation', accountId: t.accountId, conversationId: id }),
+        }),
+      );
       await eventually(() => queueEmpty(urls.purge));
     });
 
@@ -149,7 +159,10 @@ describe('cdk synth', () => {
       expect(list.status).toBe(201);
       const listId = list.body.id;
       expect((await email.call('GET', '/api/v1/emailLists', as)).body.emailLists).toHaveLength(1);
-      const added = await email.call('POST', `/api/v1/emailList/${listId}/emails`, { ...as, json: { emails: ['a@example.com', 'b@gmail.com', 'bad'] } });
+      const added = await email.call('POST', `/api/v1/emailList/${listId}/emails`, {
+        ...as,
+        json: { emails: ['a@example.com', 'b@gmail.com', 'bad'] },
+      });
       expect(added.status).toBe(200);
       const done = await eventually(async () => {
         const res = await email.call('GET', `/api/v1/emailList/${listId}`, as);
@@ -161,13 +174,20 @@ describe('cdk synth', () => {
       expect((await email.call('GET', '/api/v1/nowhere', as)).status).toBe(404);
 
       // The dead-letter worker, and the sweeper on its schedule.
-      await sqs.send(new SendMessageCommand({ QueueUrl: urls.deadLetters, MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: [valid] }) }));
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: urls.deadLetters, MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: [valid] }) }),
+      );
       await eventually(() => queueEmpty(urls.deadLetters));
       await expect(invoke({ handler: 'workers/sweeper' }, {}, 60)).resolves.toMatchObject({ resent: expect.any(Number) });
     });
 
     it('ran every function of the template, each from its own bundle', () => {
-      expect([...invoked].sort()).toEqual(assembly.functions().map((f) => f.logicalId).sort());
+      expect([...invoked].sort()).toEqual(
+        assembly
+          .functions()
+          .map((f) => f.logicalId)
+          .sort(),
+      );
     });
   });
 });

@@ -86,7 +86,7 @@ async function completed(address: string): Promise<ValidationResult> {
 }
 
 const until = async (condition: () => boolean, ms = 1000) => {
-  for (const end = Date.now() + ms; !condition() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+  for (const end = Date.now() + ms; !condition() && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
 };
 
 describe('SMTP_PROBE=tcp', () => {
@@ -195,7 +195,9 @@ describe('SMTP_PROBE=tcp', () => {
     expect(reached.sort()).toEqual(expected.sort());
     // Hosts past the limit are not even looked up.
     for (let n = MAX_PROBED_HOSTS + 1; n <= MANY; n++) expect(dns.count(`mx${n}.many-mx.test`)).toBe(0);
-    expect(outcome.status === 'completed' && outcome.problems).toContain(`${MANY - MAX_PROBED_HOSTS} more MX host(s) of many-mx.test not probed (limit 10)`);
+    expect(outcome.status === 'completed' && outcome.problems).toContain(
+      `${MANY - MAX_PROBED_HOSTS} more MX host(s) of many-mx.test not probed (limit 10)`,
+    );
   });
 
   it('without the probe, every MX host counts (no connection is made)', async () => {

@@ -64,12 +64,24 @@ describe('recovering lost validation work', () => {
     // Given a request whose guards and outbox committed, then crashed before writing its emails
     // (simulated: the emails removed again, the outbox never settled), and one of them deleted by its owner meanwhile
     const list = await newList(t);
-    const [chunk] = await storeEmails(t.accountId, { kind: 'list', listId: list.id }, ['crash1@example.com', 'crash2@example.com', 'crash3@example.com'], 0);
+    const [chunk] = await storeEmails(
+      t.accountId,
+      { kind: 'list', listId: list.id },
+      ['crash1@example.com', 'crash2@example.com', 'crash3@example.com'],
+      0,
+    );
     const [kept1, kept2, deleted] = chunk!.emails;
     await transactWrite({
       TransactItems: [
-        ...chunk!.emails.map((e) => ({ Delete: { TableName: process.env.TABLE_NAME!, Key: keys.email.key({ acct: t.accountId, email: e.id }) } })),
-        { Delete: { TableName: process.env.TABLE_NAME!, Key: keys.listAddress.key({ acct: t.accountId, list: list.id, address: deleted!.email }) } },
+        ...chunk!.emails.map((e) => ({
+          Delete: { TableName: process.env.TABLE_NAME!, Key: keys.email.key({ acct: t.accountId, email: e.id }) },
+        })),
+        {
+          Delete: {
+            TableName: process.env.TABLE_NAME!,
+            Key: keys.listAddress.key({ acct: t.accountId, list: list.id, address: deleted!.email }),
+          },
+        },
       ],
     });
     // When the recovery pass finds the stranded outbox
@@ -93,7 +105,11 @@ describe('recovering lost validation work', () => {
       env.restore();
     }
     // When the recovery pass runs with nothing overdue by the usual 30 minutes
-    const { requeued } = await recoverLostWork({ strandedAfterMs: 24 * 60 * 60_000, dueBeforeMs: Date.now() + 1, deadline: Date.now() + 10_000 });
+    const { requeued } = await recoverLostWork({
+      strandedAfterMs: 24 * 60 * 60_000,
+      dueBeforeMs: Date.now() + 1,
+      deadline: Date.now() + 10_000,
+    });
     // Then it queues the email again, and the list completes with its count
     expect(requeued).toBeGreaterThanOrEqual(1);
     await eventually(async () => (await getEmail(t.accountId, chunk!.emails[0]!.id))?.status === 'completed');

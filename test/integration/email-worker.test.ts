@@ -49,7 +49,12 @@ describe('email validation worker', () => {
     await completed(list.id);
     const ids = res.body.emails.map((e: { id: number }) => e.id);
     // The same work again, as SQS does after a worker crashed before deleting the message.
-    await sqs.send(new SendMessageCommand({ QueueUrl: process.env.VALIDATION_QUEUE_URL!, MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }) }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: process.env.VALIDATION_QUEUE_URL!,
+        MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }),
+      }),
+    );
     await new Promise((r) => setTimeout(r, 2500));
     expect(await internals(list.id)).toMatchObject({ email_count: 3, pending_count: 0, awaiting_count: 0, has_error: false });
   });
@@ -73,7 +78,12 @@ describe('email validation worker', () => {
       ...Array(2).fill(['WARN', 'validation failed; it will be retried']),
       ['WARN', 'validation failed on its last attempt; recorded as error'],
     ]);
-    for (const line of mine) expect(line).toMatchObject({ list_id: list.id, reason: expect.stringContaining('broken.test'), function_name: 'workers-validate-emails' });
+    for (const line of mine)
+      expect(line).toMatchObject({
+        list_id: list.id,
+        reason: expect.stringContaining('broken.test'),
+        function_name: 'workers-validate-emails',
+      });
     expect(JSON.stringify(logs.lines())).not.toContain('x@broken.test');
     const email = await api.call('GET', `/api/v1/email/${id}`, { token: t.token });
     expect(email.body.status).toBe('error');
@@ -95,7 +105,12 @@ describe('email validation worker', () => {
     await applyDeltas(chunk!.outbox.collection, [{ token: chunk!.outbox.token, deltas: chunk!.outbox.deltas! }], true);
     await deleteOutbox(chunk!.outbox);
     const ids = chunk!.emails.map((e) => e.id);
-    await sqs.send(new SendMessageCommand({ QueueUrl: process.env.VALIDATION_DLQ_URL!, MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }) }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: process.env.VALIDATION_DLQ_URL!,
+        MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }),
+      }),
+    );
     const failed = await eventually(async () => {
       const current = await internals(list.id);
       return current && listStatus(current) === 'error' && current.pending_count === 0 && current;
@@ -114,7 +129,10 @@ describe('email validation worker', () => {
     await sqs.send(new SendMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, MessageBody: 'poison' }));
     const { queues } = await import('#shared/queues');
     for (let i = 0; i < queues.validation.maxReceiveCount; i++) {
-      await eventually(async () => (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }))).Messages?.length);
+      await eventually(
+        async () =>
+          (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }))).Messages?.length,
+      );
     }
     const dead = await eventually(async () => {
       await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }));

@@ -95,10 +95,14 @@ describe('business metrics', () => {
   beforeEach(() => clearValidatorCache());
 
   it('counts messages sent', async () => {
-    const conversation = (await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body;
+    const conversation = (await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } }))
+      .body;
     const capture = onLambda();
     await messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversation.id, message: 'hi' } });
-    await messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: 'conv_01JD0000000000000000000000', message: 'lost' } });
+    await messaging.call('POST', '/v1/messages', {
+      token: t.token,
+      form: { conversation_id: 'conv_01JD0000000000000000000000', message: 'lost' },
+    });
     expect(totals(capture.lines())).toMatchObject({ MessagesSent: 1 });
   });
 
@@ -122,7 +126,10 @@ describe('business metrics', () => {
     await addCredits(tenant.accountId, 1);
     const list = (await email.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'timed' } })).body;
     const capture = onLambda();
-    await email.call('POST', `/api/v1/emailList/${list.id}/emails`, { token: tenant.token, json: { emails: ['x@example.com', 'y@example.com'] } });
+    await email.call('POST', `/api/v1/emailList/${list.id}/emails`, {
+      token: tenant.token,
+      json: { emails: ['x@example.com', 'y@example.com'] },
+    });
     expect(totals(capture.lines())).toMatchObject({ CreditsHeld: 2 });
 
     await addCredits(tenant.accountId, 5);

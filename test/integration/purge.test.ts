@@ -68,7 +68,7 @@ describe('conversation purge against DynamoDB Local and the SQS emulator', () =>
     const conversationId = await conversationWithMessages(t, 450);
     // A deadline already passed: one batch inline, the rest must go through the queue.
     await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() - 1);
-    expect((await messagesLeft(t, conversationId, 500))).toBeGreaterThan(0);
+    expect(await messagesLeft(t, conversationId, 500)).toBeGreaterThan(0);
     await waitUntil(async () => (await messagesLeft(t, conversationId, 1)) === 0);
   });
 

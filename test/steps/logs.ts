@@ -28,7 +28,11 @@ export function captureLogs(level = 'info'): CapturedLogs {
     }) as typeof stream.write;
   }
   logger.setLevel(level);
-  const all = () => chunks.join('').split('\n').filter((line) => line.trim() !== '');
+  const all = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
   const parse = (line: string): LogLine | undefined => {
     try {
       const value = JSON.parse(line);

@@ -80,10 +80,7 @@ export async function refusedPort(host = '127.0.0.1'): Promise<number> {
  * routes all of 127.0.0.0/8 to lo), because the probe uses one SMTP_PORT for
  * every MX host. Retries when the second address happens to have the port taken.
  */
-export async function startSmtpPair(
-  first: SmtpBehaviour,
-  second: SmtpBehaviour,
-): Promise<[SmtpListener, SmtpListener]> {
+export async function startSmtpPair(first: SmtpBehaviour, second: SmtpBehaviour): Promise<[SmtpListener, SmtpListener]> {
   for (let attempt = 0; ; attempt++) {
     const a = await startSmtpServer(first, '127.0.0.1');
     try {

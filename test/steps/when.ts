@@ -14,10 +14,10 @@ import { assertMatchesOpenApi } from './openapi.ts';
 export type Transport = 'handler' | 'http' | 'remote';
 
 /** A deployed stack's base URL for the API (CHAT_BASE_URL: the messaging API's earlier name, read for one release). */
-const baseUrlOf = (api: ApiName) => (api === 'messaging' ? (process.env.MESSAGING_BASE_URL ?? process.env.CHAT_BASE_URL) : process.env.EMAIL_BASE_URL);
+const baseUrlOf = (api: ApiName) =>
+  api === 'messaging' ? (process.env.MESSAGING_BASE_URL ?? process.env.CHAT_BASE_URL) : process.env.EMAIL_BASE_URL;
 
-export const transports = (api: ApiName = 'messaging'): Transport[] =>
-  baseUrlOf(api) ? ['remote'] : ['handler', 'http'];
+export const transports = (api: ApiName = 'messaging'): Transport[] => (baseUrlOf(api) ? ['remote'] : ['handler', 'http']);
 
 export interface CallOptions {
   token?: string | null;
@@ -84,18 +84,22 @@ const parse = (text: string) => {
 /** node:http rather than fetch: fetch refuses a body on GET, which hostile-input tests send. */
 function send(url: string, method: string, headers: Record<string, string>, body: string) {
   return new Promise<{ status: number; headers: Record<string, string>; text: string }>((resolve, reject) => {
-    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: lowerKeys(response.headers as Record<string, unknown>),
-          text: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      response.on('error', reject);
-    });
+    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(
+      url,
+      { method, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: lowerKeys(response.headers as Record<string, unknown>),
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(body === '' ? undefined : body);
   });
@@ -113,7 +117,8 @@ export async function apiClient(api: ApiName, transport: Transport, options: { r
       // The document holds both APIs; a path of the other API is just an unknown route on this one.
       const ownPath = (api === 'email') === path.startsWith('/api/');
       if (ownPath) assertMatchesOpenApi(method, path, res.status, res.body);
-      else if (res.status !== 404 || res.body?.error?.code !== 'route_not_found') throw new Error(`${method} ${path} should be an unknown route on the ${api} API`);
+      else if (res.status !== 404 || res.body?.error?.code !== 'route_not_found')
+        throw new Error(`${method} ${path} should be an unknown route on the ${api} API`);
       if (!res.headers['x-request-id']) throw new Error(`${method} ${path} answered ${res.status} without X-Request-Id`);
       return res;
     },

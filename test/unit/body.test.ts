@@ -17,8 +17,10 @@ const statusOf = (fn: () => unknown) => {
 
 describe('request bodies', () => {
   it('knows a form body by its media type, parameters or not', () => {
-    for (const type of ['application/x-www-form-urlencoded', 'Application/X-WWW-Form-Urlencoded; charset=utf-8']) expect(isForm(type), type).toBe(true);
-    for (const type of [undefined, '', 'application/json', 'text/plain', 'application/x-www-form-urlencodedx']) expect(isForm(type), String(type)).toBe(false);
+    for (const type of ['application/x-www-form-urlencoded', 'Application/X-WWW-Form-Urlencoded; charset=utf-8'])
+      expect(isForm(type), type).toBe(true);
+    for (const type of [undefined, '', 'application/json', 'text/plain', 'application/x-www-form-urlencodedx'])
+      expect(isForm(type), String(type)).toBe(false);
   });
 
   it('parses Stripe-style bracket nesting', () => {

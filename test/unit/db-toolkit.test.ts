@@ -3,18 +3,17 @@ import { attr, condition, update } from '#shared/db/expression';
 import { AGAIN, retryOnConflict } from '#shared/db/retry';
 
 const conflict = () =>
-  Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+  Object.assign(new Error('cancelled'), {
+    name: 'TransactionCanceledException',
+    CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+  });
 
 describe('update and condition expressions', () => {
   it('own their placeholders: one per value, one per attribute name however often it is used', () => {
     // Given an update with reserved words, a repeated name and several values
     const status = attr('status');
-    const write = update()
-      .set`${status} = ${'processing'}, updated_at = ${7}`
-      .add`${attr('k_3')} ${-1}`
-      .remove`work_started_at`
-      .when`${status} = ${'pending'}`
-      .when`attribute_exists(pk)`;
+    const write = update().set`${status} = ${'processing'}, updated_at = ${7}`.add`${attr('k_3')} ${-1}`.remove`work_started_at`
+      .when`${status} = ${'pending'}`.when`attribute_exists(pk)`;
     // When it is turned into command fields
     const input = write.input();
     // Then every value and name has its own placeholder, and the clauses read in DynamoDB's grammar

@@ -79,9 +79,7 @@ describe('classifyAddress (SSRF guard for MX targets)', () => {
     expect(Array.from(ipv6Bytes('::1')!).at(-1)).toBe(1);
     expect(Array.from(ipv6Bytes('1::')!).slice(0, 2)).toEqual([0, 1]);
     expect(Array.from(ipv6Bytes('::ffff:1.2.3.4')!).slice(10)).toEqual([0xff, 0xff, 1, 2, 3, 4]);
-    expect(Array.from(ipv6Bytes('2001:db8:0:0:1:0:0:1')!)).toEqual([
-      0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1,
-    ]);
+    expect(Array.from(ipv6Bytes('2001:db8:0:0:1:0:0:1')!)).toEqual([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
     expect(ipv6Bytes('1.2.3.4')).toBeUndefined();
   });
 });

@@ -1,10 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ValidatorConfigError,
-  resetValidatorConfig,
-  validateEmail,
-  validatorConfig,
-} from '#shared/email/validator/index';
+import { ValidatorConfigError, resetValidatorConfig, validateEmail, validatorConfig } from '#shared/email/validator/index';
 import { readValidatorConfig } from '#shared/email/validator/config';
 import { TtlCache } from '#shared/email/validator/ttl-cache';
 
@@ -68,7 +63,10 @@ describe('validator config', () => {
       { DNS_SERVERS: '127.0.0.1:53,dns.google' },
       "DNS_SERVERS must be a comma-separated list of 'ip' or 'ip:port' ('[ipv6]:port'), got 'dns.google' in '127.0.0.1:53,dns.google'",
     ],
-    [{ DNS_SERVERS: '1.2.3.4:0' }, "DNS_SERVERS must be a comma-separated list of 'ip' or 'ip:port' ('[ipv6]:port'), got '1.2.3.4:0' in '1.2.3.4:0'"],
+    [
+      { DNS_SERVERS: '1.2.3.4:0' },
+      "DNS_SERVERS must be a comma-separated list of 'ip' or 'ip:port' ('[ipv6]:port'), got '1.2.3.4:0' in '1.2.3.4:0'",
+    ],
     [{ VALIDATION_CACHE_TTL_SECONDS: '-1' }, "VALIDATION_CACHE_TTL_SECONDS must be an integer from 0 to 86400, got '-1'"],
   ])('rejects %j', (env, message) => {
     expect(() => readValidatorConfig(env)).toThrow(new ValidatorConfigError(message));
@@ -104,7 +102,12 @@ describe('TtlCache', () => {
     await expect(cache.remember('k', 60_000, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await Promise.resolve();
     expect(cache.size).toBe(0);
-    await cache.remember('k', 60_000, async () => 1, () => 0);
+    await cache.remember(
+      'k',
+      60_000,
+      async () => 1,
+      () => 0,
+    );
     await Promise.resolve();
     expect(cache.size).toBe(0);
   });

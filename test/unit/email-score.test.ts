@@ -9,8 +9,7 @@ import {
 } from '#shared/email/validator/index';
 
 const signalNames = SCORE_WEIGHTS.map((row) => row.signal);
-const allSignals = (value: boolean) =>
-  Object.fromEntries(signalNames.map((name) => [name, value])) as ScoreSignals;
+const allSignals = (value: boolean) => Object.fromEntries(signalNames.map((name) => [name, value])) as ScoreSignals;
 
 describe('SCORE_WEIGHTS', () => {
   it('adds up to 100 with unique, described signals', () => {

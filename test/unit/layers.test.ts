@@ -34,10 +34,18 @@ describe('layers point one way: handlers → http → domain → data → db', (
   it('keeps HTTP out of the domain, the data layer and the utilities', () => {
     // Given every module under shared/ that is not the HTTP layer
     const dirs = ['shared/data', 'shared/db', 'shared/email', 'shared/messaging', 'shared/util'];
-    const topLevel = readdirSync(join(root, 'shared')).filter((f) => f.endsWith('.ts')).map((f) => join('shared', f));
+    const topLevel = readdirSync(join(root, 'shared'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join('shared', f));
     // Then none imports shared/http (domain errors are mapped to HTTP by its error middleware)
     expect(offenders(dirs, (i) => i.from.startsWith('#shared/http'))).toEqual([]);
-    expect(topLevel.flatMap((file) => importsOf(file).filter((i) => i.from.startsWith('#shared/http')).map((i) => `${file} -> ${i.from}`))).toEqual([]);
+    expect(
+      topLevel.flatMap((file) =>
+        importsOf(file)
+          .filter((i) => i.from.startsWith('#shared/http'))
+          .map((i) => `${file} -> ${i.from}`),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps the domain out of the data layer (its pure result types aside)', () => {

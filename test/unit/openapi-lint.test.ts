@@ -31,7 +31,11 @@ describe('the OpenAPI document under its linters', { timeout: 60_000 }, () => {
   });
 
   it('has no Spectral finding of any severity', async () => {
-    const results = JSON.parse(await stdoutOf(bin('spectral'), ['lint', 'docs/openapi.yaml', '--format=json', '--fail-severity=hint', '--quiet']));
-    expect(results.map((r: { code: string; message: string; path: string[] }) => `${r.code} at ${r.path.join('.')}: ${r.message}`)).toEqual([]);
+    const results = JSON.parse(
+      await stdoutOf(bin('spectral'), ['lint', 'docs/openapi.yaml', '--format=json', '--fail-severity=hint', '--quiet']),
+    );
+    expect(results.map((r: { code: string; message: string; path: string[] }) => `${r.code} at ${r.path.join('.')}: ${r.message}`)).toEqual(
+      [],
+    );
   });
 });

@@ -38,9 +38,7 @@ const message = () => ({
   },
   message: 'Hello',
   reactions: [{ thumbsup: ['alice', 'bob'] }, { '❤️': ['carol'] }],
-  attachments: [
-    { id: `att_${ulid}`, type: 'image', url: 'https://example.com/cat.png', name: null, mime_type: 'image/png', size: 48213 },
-  ],
+  attachments: [{ id: `att_${ulid}`, type: 'image', url: 'https://example.com/cat.png', name: null, mime_type: 'image/png', size: 48213 }],
   read_at: null,
   created_at: 1_735_689_700,
   updated_at: null,
@@ -128,7 +126,10 @@ describe('docs/openapi.yaml', () => {
     for (const op of operations()) {
       const statuses = documentedStatuses(op.method, op.pathTemplate);
       expect(statuses, key(op.method, op.pathTemplate)).toEqual(expect.arrayContaining([400, 401, 500]));
-      expect(statuses.some((s) => s >= 200 && s < 300), key(op.method, op.pathTemplate)).toBe(true);
+      expect(
+        statuses.some((s) => s >= 200 && s < 300),
+        key(op.method, op.pathTemplate),
+      ).toBe(true);
     }
   });
 
@@ -163,10 +164,14 @@ describe('docs/openapi.yaml', () => {
       }
     }
     expect((doc.servers as { url: string }[])[0]!.url).toBe('http://127.0.0.1:3000');
-    const emailTags = new Set(operations().filter((o) => o.pathTemplate.startsWith('/api/')).flatMap((o) => {
-      const item = (doc.paths as Record<string, Record<string, { tags: string[] }>>)[o.pathTemplate]!;
-      return item[o.method.toLowerCase()]!.tags;
-    }));
+    const emailTags = new Set(
+      operations()
+        .filter((o) => o.pathTemplate.startsWith('/api/'))
+        .flatMap((o) => {
+          const item = (doc.paths as Record<string, Record<string, { tags: string[] }>>)[o.pathTemplate]!;
+          return item[o.method.toLowerCase()]!.tags;
+        }),
+    );
     expect(emailTags).toEqual(new Set(['Emails', 'Email lists']));
     expect((doc.tags as { name: string }[]).map((t) => t.name)).toEqual(expect.arrayContaining(['Emails', 'Email lists']));
   });
@@ -248,14 +253,12 @@ describe('assertMatchesOpenApi', () => {
 
   it('rejects a body with a missing field', () => {
     const { archived_at: _, ...body } = conversation();
-    expect(() => assertMatchesOpenApi('GET', `/v1/conversations/conv_${ulid}`, 200, body)).toThrow(
-      /getConversation[\s\S]*archived_at/,
-    );
+    expect(() => assertMatchesOpenApi('GET', `/v1/conversations/conv_${ulid}`, 200, body)).toThrow(/getConversation[\s\S]*archived_at/);
     const { contact: __, ...noContact } = message();
     expect(() => assertMatchesOpenApi('POST', '/v1/messages', 201, noContact)).toThrow(/sendMessage/);
-    expect(() => assertMatchesOpenApi('GET', '/v1/messages', 404, { error: { type: 'invalid_request_error', code: 'resource_missing' } })).toThrow(
-      /message/,
-    );
+    expect(() =>
+      assertMatchesOpenApi('GET', '/v1/messages', 404, { error: { type: 'invalid_request_error', code: 'resource_missing' } }),
+    ).toThrow(/message/);
   });
 
   it('rejects a body with an extra field', () => {
@@ -277,9 +280,9 @@ describe('assertMatchesOpenApi', () => {
     expect(() => assertMatchesOpenApi('GET', `/v1/messages/msg_${ulid}`, 200, { ...message(), created_at: 1_735_689_700.5 })).toThrow(
       /created_at/,
     );
-    expect(() => assertMatchesOpenApi('GET', `/v1/messages/msg_${ulid}`, 200, { ...message(), reactions: { thumbsup: ['alice'] } })).toThrow(
-      /reactions/,
-    );
+    expect(() =>
+      assertMatchesOpenApi('GET', `/v1/messages/msg_${ulid}`, 200, { ...message(), reactions: { thumbsup: ['alice'] } }),
+    ).toThrow(/reactions/);
     expect(() => assertMatchesOpenApi('GET', '/v1/messages', 200, { has_more: 'no', data: [] })).toThrow(/has_more/);
     expect(() => assertMatchesOpenApi('DELETE', `/v1/messages/msg_${ulid}`, 200, { id: `msg_${ulid}`, deleted: 'true' })).toThrow(
       /deleted/,
@@ -337,16 +340,22 @@ describe('assertMatchesOpenApi on the email validation API', () => {
     expect(violation('POST', '/api/v1/emailList/17/emails', 200, added)).toBe('');
     expect(violation('GET', '/api/v1/emails?page=1', 200, { emails: [], page: 1, totalPages: 1 })).toBe('');
     expect(violation('GET', '/api/v1/emails', 200, { emails: [email()], page: 2, totalPages: 3 })).toBe('');
-    expect(violation('GET', '/api/v1/emailList/17/emails', 200, { emails: [email({ email_list_id: 17 })], page: 1, totalPages: 1 })).toBe('');
+    expect(violation('GET', '/api/v1/emailList/17/emails', 200, { emails: [email({ email_list_id: 17 })], page: 1, totalPages: 1 })).toBe(
+      '',
+    );
     expect(violation('GET', '/api/v1/emailLists', 200, listPage())).toBe('');
     expect(violation('POST', '/api/v1/emailList', 201, emailList({ status: 'completed' }))).toBe('');
     expect(violation('GET', '/api/v1/emailList/17', 200, emailList({ status: 'insufficient_credits' }))).toBe('');
     expect(violation('DELETE', '/api/v1/email/1042', 200, { id: 1042, deleted: true })).toBe('');
     expect(violation('DELETE', '/api/v1/emailList/17', 200, { id: 17, deleted: true })).toBe('');
     expect(violation('GET', '/api/v1/email/abc', 404, emailNotFound())).toBe('');
-    const outOfRange = { error: { type: 'invalid_request_error', code: 'page_out_of_range', message: 'page 3 does not exist', param: 'page' } };
+    const outOfRange = {
+      error: { type: 'invalid_request_error', code: 'page_out_of_range', message: 'page 3 does not exist', param: 'page' },
+    };
     expect(violation('GET', '/api/v1/emailLists?page=3', 400, outOfRange)).toBe('');
-    const unsupported = { error: { type: 'invalid_request_error', code: 'unsupported_media_type', message: 'Content-Type must be application/json' } };
+    const unsupported = {
+      error: { type: 'invalid_request_error', code: 'unsupported_media_type', message: 'Content-Type must be application/json' },
+    };
     expect(violation('POST', '/api/v1/emails', 415, unsupported)).toBe('');
     const routeMissing = { error: { type: 'invalid_request_error', code: 'route_not_found', message: 'Unrecognized request URL' } };
     expect(violation('GET', '/api/v1/nope', 404, routeMissing)).toBe('');
@@ -376,7 +385,9 @@ describe('assertMatchesOpenApi on the email validation API', () => {
     expect(violation('GET', '/api/v1/emailList/17/emails', 200, { emails: [email()], page: 1, totalPages: 1 })).toMatch(
       /\/emails\/0 must have required property 'email_list_id'/,
     );
-    expect(violation('POST', '/api/v1/emails', 201, { emails: [email({ email_list_id: 17 })] })).toMatch(/\/emails\/0 must match exactly one schema in oneOf/);
+    expect(violation('POST', '/api/v1/emails', 201, { emails: [email({ email_list_id: 17 })] })).toMatch(
+      /\/emails\/0 must match exactly one schema in oneOf/,
+    );
   });
 
   it('rejects an invalid error entry', () => {
@@ -409,7 +420,9 @@ describe('assertMatchesOpenApi on the email validation API', () => {
     expect(violation('DELETE', '/api/v1/email/1042', 200, { id: '1042', deleted: true })).toMatch(/\/id must be integer/);
     expect(violation('DELETE', '/api/v1/emailList/17', 200, { id: 0, deleted: true })).toMatch(/\/id must be >= 1/);
     expect(violation('DELETE', `/v1/messages/msg_${ulid}`, 200, { id: 1042, deleted: true })).toMatch(/\/id must be string/);
-    expect(violation('DELETE', `/v1/conversations/conv_${ulid}`, 200, { id: `msg_${ulid}`, deleted: true })).toMatch(/\/id must match pattern/);
+    expect(violation('DELETE', `/v1/conversations/conv_${ulid}`, 200, { id: `msg_${ulid}`, deleted: true })).toMatch(
+      /\/id must match pattern/,
+    );
   });
 
   it('rejects statuses and errors the email operations do not answer', () => {

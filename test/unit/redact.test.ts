@@ -6,7 +6,9 @@ describe('log redaction', () => {
 
   it('masks addresses to their first character and domain, wherever they appear', () => {
     expect(maskEmail('alice@example.com')).toBe('a***@example.com');
-    expect(redact('message', 'could not validate Bob.Smith+x@mail.example.org today')).toBe('could not validate B***@mail.example.org today');
+    expect(redact('message', 'could not validate Bob.Smith+x@mail.example.org today')).toBe(
+      'could not validate B***@mail.example.org today',
+    );
     expect(redact('emails', 'a@x.test, b@y.test')).toBe('a***@x.test, b***@y.test');
   });
 

@@ -11,7 +11,10 @@ describe('route table', () => {
 
   it('resolves routes, 405s with the allowed methods, 404s the rest', () => {
     expect(resolveRoute('messaging', 'GET', '/v1/messages')).toMatchObject({ kind: 'route', route: { handler: 'messages/list' } });
-    expect(resolveRoute('messaging', 'PATCH', '/v1/conversations/c')).toEqual({ kind: 'method_not_allowed', allowed: ['GET', 'PUT', 'DELETE'] });
+    expect(resolveRoute('messaging', 'PATCH', '/v1/conversations/c')).toEqual({
+      kind: 'method_not_allowed',
+      allowed: ['GET', 'PUT', 'DELETE'],
+    });
     expect(resolveRoute('messaging', 'GET', '/v1/unknown')).toEqual({ kind: 'not_found' });
     expect(resolveRoute('email', 'GET', '/v1/messages')).toEqual({ kind: 'not_found' });
   });

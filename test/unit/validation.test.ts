@@ -42,10 +42,13 @@ describe('edge validation', () => {
     });
   });
 
-  it.each([['limit', '1.5'], ['limit', '1e2'], ['limit', ' 5'], ['muted', 'TRUE'], ['muted', 'yes']])(
-    'rejects %s=%j',
-    (name, value) => {
-      expect(errorOf(() => validate(listConversationsQuery, { [name]: value }, 'query')).param).toBe(name);
-    },
-  );
+  it.each([
+    ['limit', '1.5'],
+    ['limit', '1e2'],
+    ['limit', ' 5'],
+    ['muted', 'TRUE'],
+    ['muted', 'yes'],
+  ])('rejects %s=%j', (name, value) => {
+    expect(errorOf(() => validate(listConversationsQuery, { [name]: value }, 'query')).param).toBe(name);
+  });
 });

@@ -112,7 +112,10 @@ function contextProblem(label: string): string | undefined {
 function whyNot(domain: string): string {
   const passesWithout = (option: keyof ToASCIIOptions) => toASCII(domain, { ...STRICT, [option]: false }) !== null;
   if (passesWithout('useSTD3ASCIIRules')) {
-    const label = toASCII(domain)!.split('.').find((l) => !LDH.test(l)) ?? domain;
+    const label =
+      toASCII(domain)!
+        .split('.')
+        .find((l) => !LDH.test(l)) ?? domain;
     return `domain label '${label}' may hold only letters, digits and hyphens`;
   }
   if (passesWithout('checkBidi')) {

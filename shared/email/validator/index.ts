@@ -7,7 +7,14 @@
  */
 export { checkSyntax } from './syntax.ts';
 export { validateEmail, clearValidatorCache, resetValidatorConfig, type ValidateOptions } from './validate.ts';
-export { validatorConfig, readValidatorConfig, VALIDATOR_ENV_VARS, ValidatorConfigError, type ValidatorConfig, type SmtpProbeMode } from './config.ts';
+export {
+  validatorConfig,
+  readValidatorConfig,
+  VALIDATOR_ENV_VARS,
+  ValidatorConfigError,
+  type ValidatorConfig,
+  type SmtpProbeMode,
+} from './config.ts';
 export { SCORE_WEIGHTS, INVALID_SCORE_CAP, computeScore, scoreSignals, type ScoreSignal, type ScoreSignals } from './score.ts';
 export { ROLE_CATEGORIES, roleCategory, isRoleAccount, type RoleCategory } from './roles.ts';
 export { profileAddress, canonicalEmail, splitAlias, type AddressProfile } from './address-profile.ts';

@@ -35,12 +35,7 @@ export async function probeSmtpHost(addresses: string[], options: ProbeOptions):
   return false;
 }
 
-async function greetsWith220(
-  address: string,
-  port: number,
-  timeoutMs: number,
-  proxy: ProbeOptions['proxy'],
-): Promise<boolean> {
+async function greetsWith220(address: string, port: number, timeoutMs: number, proxy: ProbeOptions['proxy']): Promise<boolean> {
   const startedAt = Date.now();
   let socket: net.Socket;
   if (proxy) {

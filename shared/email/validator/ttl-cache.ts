@@ -45,14 +45,11 @@ export class TtlCache<T> {
     const forget = () => {
       if (this.entries.get(key) === entry) this.entries.delete(key);
     };
-    promise.then(
-      (value) => {
-        const keepMs = Math.min(ttlMs, keepFor ? keepFor(value) : ttlMs);
-        if (keepMs <= 0) forget();
-        else entry.expiresAt = Date.now() + keepMs;
-      },
-      forget,
-    );
+    promise.then((value) => {
+      const keepMs = Math.min(ttlMs, keepFor ? keepFor(value) : ttlMs);
+      if (keepMs <= 0) forget();
+      else entry.expiresAt = Date.now() + keepMs;
+    }, forget);
     return promise;
   }
 
