@@ -1,3 +1,4 @@
+import { AGAIN, retryOnConflict } from '#shared/db/retry';
 import { clearPinnedMessage, existingConversationIds } from '#shared/data/conversations';
 import * as messages from '#shared/data/messages';
 import type { Message, MessageWrite } from '#shared/data/messages';
@@ -137,14 +138,21 @@ const MAX_ATTEMPTS = 3;
  */
 export async function updateMessage(who: Principal, id: string, update: MessageUpdate): Promise<Message> {
   const changes = update.reactions === undefined ? undefined : reactionChanges(update.reactions);
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const current = await getMessage(who, id);
-    const write = planUpdate(current, update, changes);
-    if (!write) return current;
-    const written = await messages.writeMessage(who, current, write);
-    if (written !== 'failed') return written;
-  }
-  throw conflict('The message is being changed by other requests at one of its limits; retry', 'concurrent_update');
+  return retryOnConflict(
+    async () => {
+      const current = await getMessage(who, id);
+      const write = planUpdate(current, update, changes);
+      if (!write) return current;
+      const written = await messages.writeMessage(who, current, write);
+      return written === 'failed' ? AGAIN : written;
+    },
+    {
+      tries: MAX_ATTEMPTS,
+      exhausted: () => {
+        throw conflict('The message is being changed by other requests at one of its limits; retry', 'concurrent_update');
+      },
+    },
+  );
 }
 
 export async function deleteMessage(who: Principal, id: string): Promise<void> {
