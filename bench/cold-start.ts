@@ -8,12 +8,11 @@
  * 256 MB Lambda is limited by its CPU share, and because this machine is shared.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { BUNDLING } from '../infra/functions.ts';
+import { bundle } from '../infra/bundle.ts';
 import { CloudAssembly } from '../scripts/local/cloud-assembly.ts';
 
 export const COLD_START_TARGET = 1.15;
@@ -22,7 +21,10 @@ const RUNS = Math.max(7, Number(process.env.BENCH_RUNS ?? 9));
 export interface ColdStart {
   /** Logical ids (without the hash) of the functions sharing this bundle. */
   names: string[];
+  /** What init reads: the entry file and the chunks it imports statically. */
   kib: number;
+  /** Chunks only a dynamic import() loads, on first use. */
+  lazyKib: number;
   ratio: number;
   iqr: [number, number];
 }
@@ -39,6 +41,32 @@ function importCpuMs(file: string, nodeOptions: string): number {
   const script = `const c=process.cpuUsage();await import(${JSON.stringify(file)});const d=process.cpuUsage(c);console.log((d.user+d.system)/1e3)`;
   const env = { ...process.env, NODE_OPTIONS: nodeOptions, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
   return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env }).toString());
+}
+
+/** The files a bundle's import reads: the entry and, transitively, the chunks it imports statically. */
+function eagerFiles(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    // Minified static imports: `import{a as b}from"./chunks/x.mjs"` or `import"./chunks/x.mjs"`; `import(` is dynamic.
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*"(\.\.?\/[^"]+)"/g)) visit(join(dirname(file), spec!));
+  };
+  visit(entry);
+  return seen;
+}
+
+const kibOf = (files: Iterable<string>) => [...files].reduce((n, f) => n + statSync(f).size, 0) / 1024;
+
+function bundleKib(entry: string): { kib: number; lazyKib: number } {
+  const eager = eagerFiles(entry);
+  const chunksDir = join(dirname(entry), 'chunks');
+  const chunks = statSync(chunksDir, { throwIfNoEntry: false })
+    ? readdirSync(chunksDir)
+        .filter((f) => f.endsWith('.mjs'))
+        .map((f) => join(chunksDir, f))
+    : [];
+  return { kib: kibOf(eager), lazyKib: kibOf(chunks.filter((c) => !eager.has(c))) };
 }
 
 /** Median and interquartile range of b/a over paired fresh processes, the order alternating. */
@@ -58,22 +86,11 @@ function pairedRatio(a: () => number, b: () => number): { ratio: number; iqr: [n
   return { ratio: at(0.5), iqr: [at(0.25), at(0.75)] };
 }
 
-async function buildFloor(dir: string): Promise<string> {
-  const outfile = join(dir, 'floor', 'index.mjs');
-  await build({
-    entryPoints: [fileURLToPath(new URL('./floor.ts', import.meta.url))],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    minify: BUNDLING.minify,
-    sourcemap: BUNDLING.sourceMap,
-    format: 'esm',
-    target: BUNDLING.target,
-    mainFields: BUNDLING.mainFields,
-    banner: { js: BUNDLING.banner },
-    logLevel: 'error',
-  });
-  return outfile;
+/** The floor, bundled by the same function as every Lambda. */
+function buildFloor(dir: string): string {
+  const outdir = join(dir, 'floor');
+  bundle(fileURLToPath(new URL('./floor.ts', import.meta.url)), outdir);
+  return join(outdir, 'index.mjs');
 }
 
 export async function coldStarts(): Promise<ColdStartReport> {
@@ -83,7 +100,7 @@ export async function coldStarts(): Promise<ColdStartReport> {
       stdio: 'ignore',
       env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
     });
-    const floor = await buildFloor(out);
+    const floor = buildFloor(out);
     const bundles = new Map<string, { names: string[]; file: string; nodeOptions: string }>();
     for (const fn of CloudAssembly.read(out).functions()) {
       const nodeOptions = typeof fn.environment.NODE_OPTIONS === 'string' ? fn.environment.NODE_OPTIONS : '';
@@ -95,13 +112,13 @@ export async function coldStarts(): Promise<ColdStartReport> {
     }
     const functions = [...bundles.values()].map(({ names, file, nodeOptions }) => ({
       names,
-      kib: statSync(file).size / 1024,
+      ...bundleKib(file),
       ...pairedRatio(
         () => importCpuMs(floor, nodeOptions),
         () => importCpuMs(file, nodeOptions),
       ),
     }));
-    const largest = [...bundles.values()].reduce((a, b) => (statSync(b.file).size > statSync(a.file).size ? b : a));
+    const largest = [...bundles.values()].reduce((a, b) => (bundleKib(b.file).kib > bundleKib(a.file).kib ? b : a));
     const sourceMaps = {
       name: largest.names[0]!,
       ...pairedRatio(
@@ -109,7 +126,7 @@ export async function coldStarts(): Promise<ColdStartReport> {
         () => importCpuMs(largest.file, '--enable-source-maps'),
       ),
     };
-    return { floorKib: statSync(floor).size / 1024, functions, sourceMaps };
+    return { floorKib: bundleKib(floor).kib, functions, sourceMaps };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

@@ -53,11 +53,11 @@ function coldStartRows(report: ColdStartReport): Row[] {
 
 function coldStartTable(report: ColdStartReport): string {
   return [
-    '| function | bundle KiB | import CPU / floor |',
-    '|---|---|---|',
+    '| function | KiB read at init | KiB loaded on first use | import CPU / floor |',
+    '|---|---|---|---|',
     ...[...report.functions]
       .sort((a, b) => b.ratio - a.ratio)
-      .map((f) => `| ${f.names.join(', ')} | ${f.kib.toFixed(0)} | ${fmtRatio(f)} |`),
+      .map((f) => `| ${f.names.join(', ')} | ${f.kib.toFixed(0)} | ${f.lazyKib.toFixed(0)} | ${fmtRatio(f)} |`),
   ].join('\n');
 }
 

@@ -13,7 +13,7 @@ import {
   TokenAuthorizer,
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as Lambda } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct, IDependable } from 'constructs';
 import { CORS_ALLOW_HEADERS, CORS_ENV, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from '../shared/http/cors.ts';
@@ -52,9 +52,9 @@ export interface BuiltApi {
   api: RestApi;
   /** Base URL without trailing slash; the route paths (`/v1/...`) are appended to it. */
   baseUrl: string;
-  authorizerFunction: NodejsFunction;
-  fallbackFunction: NodejsFunction;
-  routeFunctions: Map<Route, NodejsFunction>;
+  authorizerFunction: Lambda;
+  fallbackFunction: Lambda;
+  routeFunctions: Map<Route, Lambda>;
   /** The unauthenticated ANY methods that reach the fallback. */
   fallbackMethods: Method[];
   accessLogs: LogGroup;
@@ -135,7 +135,7 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
     return resource;
   };
 
-  const routeFunctions = new Map<Route, NodejsFunction>();
+  const routeFunctions = new Map<Route, Lambda>();
   for (const route of routes.filter((r) => r.api === apiName)) {
     const fn = createFunction(scope, `${pascalCase(route.handler)}Fn`, { ...route, environment: corsEnv }, deps);
     resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn), {

@@ -2,35 +2,18 @@ import path from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { ApplicationLogLevel, Architecture, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { ApplicationLogLevel, Architecture, Function as Lambda, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { queueUrlEnv } from '../shared/queues.ts';
 import { DEFAULT_TIMEOUT_SECONDS, MEMORY_MB, type QueueName, type TableAccess } from '../shared/routes.ts';
-import { ESBUILD_TARGET, lambdaRuntime } from './runtime.ts';
+import { bundledCode } from './bundle.ts';
+import { lambdaRuntime } from './runtime.ts';
 import type { DeploySettings } from './settings.ts';
 
 /** Function logs and API access logs alike. */
 export const LOG_RETENTION = RetentionDays.ONE_MONTH;
-
-/**
- * How every function is bundled. `npm run bench` builds its floor bundle (the
- * SDK clients alone) with exactly these flags, so the two compare like for like.
- */
-export const BUNDLING = {
-  minify: true,
-  // Maps ship next to each bundle but are not loaded at init (NODE_OPTIONS): docs/performance.md.
-  sourceMap: true,
-  format: OutputFormat.ESM,
-  target: ESBUILD_TARGET,
-  mainFields: ['module', 'main'],
-  // CJS dependencies inside an ESM bundle still call require().
-  banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-  // Ship the SDK versions the code was tested with, not whatever the runtime bundles.
-  externalModules: [],
-} satisfies BundlingOptions;
 
 /** What a function needs, as declared by a row of the route table. */
 export interface FunctionSpec {
@@ -43,7 +26,6 @@ export interface FunctionSpec {
 }
 
 export interface FunctionDeps {
-  repoRoot: string;
   functionsDir: string;
   table: ITable;
   queues: Record<QueueName, IQueue>;
@@ -58,7 +40,7 @@ export const pascalCase = (s: string) =>
     .map((w) => w[0]!.toUpperCase() + w.slice(1))
     .join('');
 
-export function createFunction(scope: Construct, id: string, spec: FunctionSpec, deps: FunctionDeps): NodejsFunction {
+export function createFunction(scope: Construct, id: string, spec: FunctionSpec, deps: FunctionDeps): Lambda {
   // An explicit log group (rather than logRetention) avoids the extra
   // custom-resource Lambda that logRetention adds to the stack.
   const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -70,12 +52,9 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
   const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
   logGroup.grantWrite(role);
 
-  const fn = new NodejsFunction(scope, id, {
-    entry: path.join(deps.functionsDir, `${spec.handler}.ts`),
-    handler: 'handler',
-    // Pinned so synth does not depend on the directory cdk is run from.
-    projectRoot: deps.repoRoot,
-    depsLockFilePath: path.join(deps.repoRoot, 'package-lock.json'),
+  const fn = new Lambda(scope, id, {
+    code: bundledCode(path.join(deps.functionsDir, `${spec.handler}.ts`)),
+    handler: 'index.handler',
     runtime: lambdaRuntime(),
     architecture: Architecture.ARM_64,
     memorySize: MEMORY_MB,
@@ -96,7 +75,6 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
       ...(spec.validates ? deps.settings.validator : {}),
       ...spec.environment,
     },
-    bundling: BUNDLING,
   });
 
   if (spec.table === 'read') deps.table.grantReadData(fn);

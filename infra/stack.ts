@@ -6,7 +6,7 @@ import { Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Role } from 'aws-cdk-lib/aws-iam';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as Lambda } from 'aws-cdk-lib/aws-lambda';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/db/table-definition.ts';
@@ -42,8 +42,8 @@ export class MessagingAndEmailValidationStack extends Stack {
   /** Each queue's dead-letter queue, same keys as `queues`. */
   readonly deadLetterQueues: Record<QueueName, Queue>;
   readonly apis = new Map<ApiName, BuiltApi>();
-  readonly workerFunctions = new Map<Worker, NodejsFunction>();
-  readonly scheduleFunctions = new Map<Schedule, NodejsFunction>();
+  readonly workerFunctions = new Map<Worker, Lambda>();
+  readonly scheduleFunctions = new Map<Schedule, Lambda>();
   readonly scheduleRules = new Map<Schedule, Rule>();
   readonly settings: DeploySettings;
   readonly monitoring: Monitoring;
@@ -61,7 +61,6 @@ export class MessagingAndEmailValidationStack extends Stack {
     this.queues = main;
     this.deadLetterQueues = deadLetters;
     const deps: FunctionDeps = {
-      repoRoot: REPO_ROOT,
       functionsDir: props.functionsDir ?? path.join(REPO_ROOT, 'functions'),
       table: this.table,
       queues: this.queues,
@@ -117,8 +116,8 @@ export class MessagingAndEmailValidationStack extends Stack {
   }
 
   /** Every function by a name a person recognises: its handler, or `<api>-authorizer` / `<api>-fallback`. */
-  namedFunctions(): Map<string, NodejsFunction> {
-    const named = new Map<string, NodejsFunction>();
+  namedFunctions(): Map<string, Lambda> {
+    const named = new Map<string, Lambda>();
     for (const [api, built] of this.apis) {
       named.set(`${api}-authorizer`, built.authorizerFunction);
       named.set(`${api}-fallback`, built.fallbackFunction);

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildSync, type Metafile } from 'esbuild';
+import { afterAll, describe, expect, it } from 'vitest';
+import { authorizer, fallback, routes, schedules, workers } from '#shared/routes';
+import { BUNDLING } from '../../infra/bundle.ts';
+import { repoRoot } from '../steps/cdk-app.ts';
+
+/**
+ * What each function's cold start reads (docs/performance.md, "Cold start"):
+ * the bundles are built as the stack builds them, and their esbuild metafile
+ * says which source files land in the entry and in the chunks it imports
+ * statically (read at init), and which only in chunks a dynamic import()
+ * loads on first use.
+ */
+interface Contents {
+  /** Inputs of the files Node reads when it imports the function. */
+  eager: string[];
+  /** Inputs of every file of the bundle, lazy chunks included. */
+  all: string[];
+}
+
+const out = mkdtempSync(join(tmpdir(), 'bundles-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+function contentsOf(handler: string): Contents {
+  const outdir = join(out, handler);
+  const { metafile } = buildSync({
+    ...BUNDLING,
+    entryPoints: { index: join(repoRoot, 'functions', `${handler}.ts`) },
+    outdir,
+    metafile: true,
+  });
+  const outputs = (metafile as Metafile).outputs;
+  const entry = Object.keys(outputs).find((o) => o.endsWith('/index.mjs'))!;
+  const eager = new Set<string>();
+  const visit = (o: string) => {
+    if (eager.has(o)) return;
+    eager.add(o);
+    for (const i of outputs[o]!.imports) if (i.kind === 'import-statement' && outputs[i.path]) visit(i.path);
+  };
+  visit(entry);
+  const inputsOf = (os: Iterable<string>) => [...os].flatMap((o) => Object.keys(outputs[o]!.inputs));
+  return { eager: inputsOf(eager), all: inputsOf(Object.keys(outputs).filter((o) => o.endsWith('.mjs'))) };
+}
+
+const functions = [
+  ...routes.map((r) => ({ handler: r.handler, validates: r.validates ?? false, readOnly: r.table === 'read' })),
+  { handler: authorizer.handler, validates: false, readOnly: true },
+  { handler: fallback.handler, validates: false, readOnly: true },
+  ...workers.map((w) => ({ handler: w.handler, validates: w.validates ?? false, readOnly: false })),
+  ...schedules.map((s) => ({ handler: s.handler, validates: false, readOnly: false })),
+];
+
+const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filter((i) => pattern.test(i)))];
+
+/** Code few requests need: the form parser loads with the first form body. */
+const RARELY_NEEDED = /node_modules\/(qs|side-channel|object-inspect|get-intrinsic)\//;
+
+describe.each(functions)('the bundle of $handler', ({ handler }) => {
+  const contents = contentsOf(handler);
+
+  it('reads no rarely needed code at init', () => {
+    expect(matching(contents.eager, RARELY_NEEDED)).toEqual([]);
+  });
+});
