@@ -1,6 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { findPrincipal } from '#shared/data/tokens';
-import { bearerToken } from '#shared/http/middleware';
+import { bearerToken } from '#shared/http/authenticate';
 import { instrumented } from '#shared/util/invocation';
 
 /**

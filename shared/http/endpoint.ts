@@ -7,7 +7,8 @@ import { notFound } from '#shared/errors';
 import { badRequest } from '#shared/http/errors';
 import type { PathId } from '#shared/http/path-ids';
 import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
-import { authenticate, errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
+import { authenticate } from '#shared/http/authenticate';
+import { errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
 import { instrumented } from '#shared/util/invocation';
 

@@ -1,17 +1,17 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { findPrincipal, type Principal } from '#shared/data/tokens';
+import type { Principal } from '#shared/data/tokens';
 import { corsHeaders } from '#shared/http/cors';
 import { isForm, loadFormParser, parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
 import { validate } from '#shared/http/validation';
-import { asApiError, internal, unauthorized } from '#shared/http/errors';
+import { asApiError, internal } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
 import { describeError, logger } from '#shared/util/logger';
 
 /** The invocation context, carrying who called (authenticate) and the validated input (parseInput). */
 export type AuthedContext = Context & { principal?: Principal; input?: { body: unknown; query: unknown } };
-type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+export type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 
 /** Lower-cased header lookup: API Gateway REST passes names as the client sent them. */
 export const header = (event: APIGatewayProxyEvent, name: string): string | undefined => {
@@ -57,33 +57,6 @@ export const errorEnvelope = (): Middleware => ({
     }
     logger.error('unhandled error', describeError(error));
     request.response = errorResponse(internal());
-  },
-});
-
-export const bearerToken = (authorization: string | undefined): string | undefined => {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  return match?.[1];
-};
-
-/**
- * API Gateway's Lambda authorizer (and the local adapter, which runs it too)
- * has already resolved the token when its context is present. Without it
- * (LocalStack's free plan ignores authorizers) the same lookup runs here, so
- * a handler is never reachable unauthenticated.
- */
-export const authenticate = (): Middleware => ({
-  before: async (request) => {
-    const fromAuthorizer = request.event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
-    let principal: Principal | undefined;
-    if (typeof fromAuthorizer?.accountId === 'string' && typeof fromAuthorizer.contactId === 'string') {
-      principal = { accountId: fromAuthorizer.accountId, contactId: fromAuthorizer.contactId };
-    } else {
-      const token = bearerToken(header(request.event, 'authorization'));
-      principal = token ? await findPrincipal(token) : undefined;
-    }
-    if (!principal) throw unauthorized();
-    (request.context as AuthedContext).principal = principal;
-    logger.withContext({ account_id: principal.accountId });
   },
 });
 

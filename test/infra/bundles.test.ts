@@ -46,11 +46,11 @@ function contentsOf(handler: string): Contents {
 }
 
 const functions = [
-  ...routes.map((r) => ({ handler: r.handler, validates: r.validates ?? false, readOnly: r.table === 'read' })),
-  { handler: authorizer.handler, validates: false, readOnly: true },
-  { handler: fallback.handler, validates: false, readOnly: true },
-  ...workers.map((w) => ({ handler: w.handler, validates: w.validates ?? false, readOnly: false })),
-  ...schedules.map((s) => ({ handler: s.handler, validates: false, readOnly: false })),
+  ...routes.map((r) => ({ handler: r.handler, validates: r.validates ?? false, table: r.table })),
+  { handler: authorizer.handler, validates: false, table: authorizer.table },
+  { handler: fallback.handler, validates: false, table: undefined },
+  ...workers.map((w) => ({ handler: w.handler, validates: w.validates ?? false, table: w.table })),
+  ...schedules.map((s) => ({ handler: s.handler, validates: false, table: s.table })),
 ];
 
 const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filter((i) => pattern.test(i)))];
@@ -58,10 +58,14 @@ const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filte
 /** Code few requests need: the form parser loads with the first form body. */
 const RARELY_NEEDED = /node_modules\/(qs|side-channel|object-inspect|get-intrinsic)\//;
 
-describe.each(functions)('the bundle of $handler', ({ handler }) => {
+describe.each(functions)('the bundle of $handler', ({ handler, table }) => {
   const contents = contentsOf(handler);
 
   it('reads no rarely needed code at init', () => {
     expect(matching(contents.eager, RARELY_NEEDED)).toEqual([]);
+  });
+
+  it.runIf(table === undefined)('carries no DynamoDB client when the function has no table access', () => {
+    expect(matching(contents.all, /node_modules\/@aws-sdk\/client-dynamodb\//)).toEqual([]);
   });
 });
