@@ -55,8 +55,8 @@ const functions = [
 
 const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filter((i) => pattern.test(i)))];
 
-/** Code few requests need: the form parser loads with the first form body. */
-const RARELY_NEEDED = /node_modules\/(qs|side-channel|object-inspect|get-intrinsic)\//;
+/** Code few requests need: the form parser loads with the first form body, the SOCKS client with the first probe through a proxy. */
+const RARELY_NEEDED = /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer)\//;
 
 describe.each(functions)('the bundle of $handler', ({ handler, table }) => {
   const contents = contentsOf(handler);

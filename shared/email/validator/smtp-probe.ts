@@ -1,5 +1,4 @@
 import net from 'node:net';
-import { SocksClient } from 'socks';
 
 /**
  * The SMTP probe (SMTP_PROBE=tcp): does a mail host accept a TCP connection on
@@ -40,6 +39,8 @@ async function greetsWith220(address: string, port: number, timeoutMs: number, p
   let socket: net.Socket;
   if (proxy) {
     try {
+      // Loaded with the first probe through a proxy: deployments without SMTP_PROXY never read it.
+      const { SocksClient } = await import('socks');
       const connection = await SocksClient.createConnection({
         proxy: { host: proxy.host, port: proxy.port, type: 5 },
         command: 'connect',
