@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Principal } from '#shared/data/tokens';
 import type { MediaType } from '#shared/http/body';
 import { notFound } from '#shared/errors';
@@ -26,8 +26,8 @@ export interface Reply {
 }
 
 export interface EndpointSpec<B, Q, P = undefined> {
-  body?: z.ZodType<B>;
-  query?: z.ZodType<Q>;
+  body?: z.ZodMiniType<B>;
+  query?: z.ZodMiniType<Q>;
   /** The resource id in the path; a malformed one answers 404 before `run`. */
   path?: PathId<P>;
   /** Accepted body encodings (the messaging API takes both). */

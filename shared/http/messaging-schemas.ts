@@ -1,68 +1,98 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { MAX_ATTACHMENTS } from '#shared/messaging/attachments';
 import { reactionsInput } from '#shared/messaging/reactions';
 import { booleanField, cursorQuery, emptyMeansNull, idField, integerField, timestampField } from '#shared/http/fields';
 
-const httpsUrl = z
-  .string()
-  .max(2048, 'is too long')
-  .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', { error: 'must be an https URL' })
-  .transform((value) => new URL(value).href);
+// Schemas are built in /* @__PURE__ */ calls so that esbuild drops those a handler never uses (docs/performance.md).
 
-const attachmentInput = z.strictObject({
-  type: z.enum(['image', 'video', 'audio', 'file'], { error: 'must be one of image, video, audio, file' }),
-  url: httpsUrl,
-  name: z.string().min(1).max(255).optional(),
-  mime_type: z
-    .string()
-    .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png')
-    .max(255)
-    .optional(),
-  size: integerField(0, Number.MAX_SAFE_INTEGER).optional(),
-});
+const httpsUrl = /* @__PURE__ */ (() =>
+  z.pipe(
+    z.string().check(
+      z.maxLength(2048, 'is too long'),
+      z.refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', { error: 'must be an https URL' }),
+    ),
+    z.transform((value) => new URL(value).href),
+  ))();
+
+// zod/mini has no English locale: a check without its own message would read "Invalid input".
+// These are the words classic zod used for them.
+const attachmentInput = /* @__PURE__ */ (() =>
+  z.strictObject({
+    type: z.enum(['image', 'video', 'audio', 'file'], { error: 'must be one of image, video, audio, file' }),
+    url: httpsUrl,
+    name: z.optional(
+      z
+        .string()
+        .check(
+          z.minLength(1, 'Too small: expected string to have >=1 characters'),
+          z.maxLength(255, 'Too big: expected string to have <=255 characters'),
+        ),
+    ),
+    mime_type: z.optional(
+      z
+        .string()
+        .check(
+          z.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png'),
+          z.maxLength(255, 'Too big: expected string to have <=255 characters'),
+        ),
+    ),
+    size: z.optional(integerField(0, Number.MAX_SAFE_INTEGER)),
+  }))();
 
 /** An array (JSON or `attachments[0][url]=`), or an empty value meaning "none". */
-export const attachmentsInput = z.union([z.literal(''), z.null(), z.array(attachmentInput).max(MAX_ATTACHMENTS)]);
+export const attachmentsInput = /* @__PURE__ */ (() =>
+  z.union([
+    z.literal(''),
+    z.null(),
+    // Too many items fails the whole union ("must be empty, got an array"): this check's own message is never shown.
+    z.array(attachmentInput).check(z.maxLength(MAX_ATTACHMENTS)),
+  ]))();
 
 /** Edge schemas: strict, so an unknown or misspelt parameter is a 400 naming it. */
-export const listConversationsQuery = z.strictObject({
-  ...cursorQuery,
-  muted: booleanField.optional(),
-  archived: booleanField.optional(),
-  pinned: booleanField.optional(),
-  group_id: idField.optional(),
-});
+export const listConversationsQuery = /* @__PURE__ */ (() =>
+  z.strictObject({
+    ...cursorQuery,
+    muted: z.optional(booleanField),
+    archived: z.optional(booleanField),
+    pinned: z.optional(booleanField),
+    group_id: z.optional(idField),
+  }))();
 
-export const createConversationBody = z.strictObject({
-  contact_id: idField.optional(),
-  group_id: idField.optional(),
-});
+export const createConversationBody = /* @__PURE__ */ (() =>
+  z.strictObject({
+    contact_id: z.optional(idField),
+    group_id: z.optional(idField),
+  }))();
 
-export const updateConversationBody = z.strictObject({
-  pinned_message_id: emptyMeansNull(idField).optional(),
-  is_pinned: booleanField.optional(),
-  is_muted: booleanField.optional(),
-  archived_at: emptyMeansNull(timestampField).optional(),
-  opened: booleanField.optional(),
-});
+export const updateConversationBody = /* @__PURE__ */ (() =>
+  z.strictObject({
+    pinned_message_id: z.optional(emptyMeansNull(idField)),
+    is_pinned: z.optional(booleanField),
+    is_muted: z.optional(booleanField),
+    archived_at: z.optional(emptyMeansNull(timestampField)),
+    opened: z.optional(booleanField),
+  }))();
 
 export const MAX_MESSAGE_LENGTH = 4096;
-const messageText = z
-  .string({ error: 'must be a string' })
-  .refine((s) => s.trim().length > 0, { error: 'must not be empty' })
-  .refine((s) => [...s].length <= MAX_MESSAGE_LENGTH, { error: `must be at most ${MAX_MESSAGE_LENGTH} characters` });
+const messageText = /* @__PURE__ */ (() =>
+  z.string({ error: 'must be a string' }).check(
+    z.refine((s) => s.trim().length > 0, { error: 'must not be empty' }),
+    z.refine((s) => [...s].length <= MAX_MESSAGE_LENGTH, { error: `must be at most ${MAX_MESSAGE_LENGTH} characters` }),
+  ))();
 
-export const listMessagesQuery = z.strictObject({ ...cursorQuery, conversation_id: idField.optional() });
+export const listMessagesQuery = /* @__PURE__ */ (() => z.strictObject({ ...cursorQuery, conversation_id: z.optional(idField) }))();
 
-export const createMessageBody = z.strictObject({
-  conversation_id: idField,
-  message: messageText,
-  attachments: attachmentsInput.optional(),
-});
+export const createMessageBody = /* @__PURE__ */ (() =>
+  z.strictObject({
+    conversation_id: idField,
+    message: messageText,
+    attachments: z.optional(attachmentsInput),
+  }))();
 
-export const updateMessageBody = z.strictObject({
-  message: messageText.optional(),
-  reactions: reactionsInput.optional(),
-  attachments: attachmentsInput.optional(),
-  read: booleanField.optional(),
-});
+export const updateMessageBody = /* @__PURE__ */ (() =>
+  z.strictObject({
+    message: z.optional(messageText),
+    reactions: z.optional(reactionsInput),
+    attachments: z.optional(attachmentsInput),
+    read: z.optional(booleanField),
+  }))();

@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import type { Principal } from '#shared/data/tokens';
 import { corsHeaders } from '#shared/http/cors';
 import { isForm, loadFormParser, parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
@@ -65,7 +65,11 @@ export const errorEnvelope = (): Middleware => ({
  * and query with the endpoint's strict schemas: a bad input becomes the
  * documented 4xx (docs/api-conventions.md) before any domain code runs.
  */
-export const parseInput = (spec: { body: z.ZodType<unknown>; query: z.ZodType<unknown>; media: readonly MediaType[] }): Middleware => ({
+export const parseInput = (spec: {
+  body: z.ZodMiniType<unknown>;
+  query: z.ZodMiniType<unknown>;
+  media: readonly MediaType[];
+}): Middleware => ({
   before: async (request) => {
     const { event } = request;
     const contentType = header(event, 'content-type');

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { unknownParameter } from '#shared/http/body';
 import { badRequest } from '#shared/http/errors';
 
@@ -6,7 +6,7 @@ import { badRequest } from '#shared/http/errors';
 export const paramName = (path: readonly PropertyKey[]) => path.map((p, i) => (i === 0 ? String(p) : `[${String(p)}]`)).join('');
 
 /** Parses with a schema, turning the first issue into the documented 400 (docs/api-conventions.md). */
-export function validate<T>(schema: z.ZodType<T>, input: unknown, where: 'body' | 'query'): T {
+export function validate<T>(schema: z.ZodMiniType<T>, input: unknown, where: 'body' | 'query'): T {
   const result = schema.safeParse(input, { error: describeIssue });
   if (result.success) return result.data;
   // A misspelt parameter is the likelier mistake, so name it before any value problem.

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ReactionEntry, ReactionOp } from '#shared/data/messages';
 import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
@@ -12,36 +12,52 @@ const isSingleEmoji = (name: string) =>
   [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 &&
   /\p{Extended_Pictographic}|\p{Regional_Indicator}/u.test(name);
 
-export const reactionName = z.string().refine((name) => /^[A-Za-z0-9_+-]{1,32}$/.test(name) || isSingleEmoji(name), {
-  error: 'reaction names are 1 to 32 letters, digits, _, + or -, or a single emoji',
-});
+// Schemas are built in /* @__PURE__ */ calls so that esbuild drops them from handlers that never use them (docs/performance.md).
+export const reactionName = /* @__PURE__ */ (() =>
+  z.string().check(
+    z.refine((name) => /^[A-Za-z0-9_+-]{1,32}$/.test(name) || isSingleEmoji(name), {
+      error: 'reaction names are 1 to 32 letters, digits, _, + or -, or a single emoji',
+    }),
+  ))();
 
-const contactName = z.string().min(1, 'must not be empty').max(100, 'is too long');
 /** `reactions[name][]=a` gives a list, `reactions[name]=a` a string, `reactions[name]=` unsets. */
-const contactsValue = z.union([
-  z
-    .array(contactName)
-    .min(1, 'must name at least one contact')
-    .max(MAX_CONTACTS_PER_REACTION, `must name at most ${MAX_CONTACTS_PER_REACTION} contacts`),
-  z.literal(''),
-  z.null(),
-  contactName,
-]);
-const reactionMap = z.record(z.string(), contactsValue);
+const reactionMap = /* @__PURE__ */ (() => {
+  const contactName = z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'is too long'));
+  const contactsValue = z.union([
+    z
+      .array(contactName)
+      .check(
+        z.minLength(1, 'must name at least one contact'),
+        z.maxLength(MAX_CONTACTS_PER_REACTION, `must name at most ${MAX_CONTACTS_PER_REACTION} contacts`),
+      ),
+    z.literal(''),
+    z.null(),
+    contactName,
+  ]);
+  return z.record(z.string(), contactsValue);
+})();
 
 /**
  * Accepts `{name: [...]}`, the documented array form `[{name: [...]}]`, or an
  * empty value to clear all. A request names at most 50 reactions and 1,000
  * contacts per name, so everything after the schema is bounded.
  */
-export const reactionsInput = z
-  .union([z.literal(''), z.null(), reactionMap, z.array(reactionMap).max(MAX_REACTION_NAMES)])
-  .refine(
-    (input) => !input || (Array.isArray(input) ? input : [input]).reduce((n, map) => n + Object.keys(map).length, 0) <= MAX_REACTION_NAMES,
-    {
-      error: `a request can name at most ${MAX_REACTION_NAMES} reactions`,
-    },
-  );
+export const reactionsInput = /* @__PURE__ */ (() =>
+  z
+    .union([
+      z.literal(''),
+      z.null(),
+      reactionMap,
+      // Too many maps fails the whole union ("must be an object or empty"): this check's own message is never shown.
+      z.array(reactionMap).check(z.maxLength(MAX_REACTION_NAMES)),
+    ])
+    .check(
+      z.refine(
+        (input) =>
+          !input || (Array.isArray(input) ? input : [input]).reduce((n, map) => n + Object.keys(map).length, 0) <= MAX_REACTION_NAMES,
+        { error: `a request can name at most ${MAX_REACTION_NAMES} reactions` },
+      ),
+    ))();
 export type ReactionsInput = z.infer<typeof reactionsInput>;
 
 export type ReactionChange = { name: string; add: string[] } | { name: string; remove: true };

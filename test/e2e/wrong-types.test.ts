@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { createListBody, emailsBody, pageQuery } from '#shared/http/email-schemas';
 import {
   createConversationBody,
@@ -23,7 +23,7 @@ interface Row {
   method: string;
   path: string;
   where: Where;
-  schema: z.ZodObject;
+  schema: z.ZodMiniObject;
   /** Values of a wrong type or shape, per parameter. */
   wrong: Record<string, unknown[]>;
   /** What a valid request needs besides the parameter under test. */

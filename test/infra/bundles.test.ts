@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSync, type Metafile } from 'esbuild';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { authorizer, fallback, routes, schedules, workers } from '#shared/routes';
 import { BUNDLING } from '../../infra/bundle.ts';
 import { repoRoot } from '../steps/cdk-app.ts';
@@ -19,20 +17,20 @@ interface Contents {
   eager: string[];
   /** Inputs of every file of the bundle, lazy chunks included. */
   all: string[];
+  /** The code of every file of the bundle. */
+  code: string;
 }
 
-const out = mkdtempSync(join(tmpdir(), 'bundles-'));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
-
 function contentsOf(handler: string): Contents {
-  const outdir = join(out, handler);
-  const { metafile } = buildSync({
+  const outdir = join(repoRoot, 'cdk.out', 'bundle-test', handler); // nothing is written: write: false
+  const result = buildSync({
     ...BUNDLING,
     entryPoints: { index: join(repoRoot, 'functions', `${handler}.ts`) },
     outdir,
     metafile: true,
+    write: false,
   });
-  const outputs = (metafile as Metafile).outputs;
+  const outputs = (result.metafile as Metafile).outputs;
   const entry = Object.keys(outputs).find((o) => o.endsWith('/index.mjs'))!;
   const eager = new Set<string>();
   const visit = (o: string) => {
@@ -42,7 +40,8 @@ function contentsOf(handler: string): Contents {
   };
   visit(entry);
   const inputsOf = (os: Iterable<string>) => [...os].flatMap((o) => Object.keys(outputs[o]!.inputs));
-  return { eager: inputsOf(eager), all: inputsOf(Object.keys(outputs).filter((o) => o.endsWith('.mjs'))) };
+  const code = result.outputFiles.filter((f) => f.path.endsWith('.mjs')).map((f) => f.text);
+  return { eager: inputsOf(eager), all: inputsOf(Object.keys(outputs).filter((o) => o.endsWith('.mjs'))), code: code.join('\n') };
 }
 
 const functions = [
@@ -65,7 +64,30 @@ describe.each(functions)('the bundle of $handler', ({ handler, table }) => {
     expect(matching(contents.eager, RARELY_NEEDED)).toEqual([]);
   });
 
+  it('carries no classic zod (zod/mini builds only what is used)', () => {
+    expect(matching(contents.all, /node_modules\/zod\/v4\/classic\//)).toEqual([]);
+  });
+
   it.runIf(table === undefined)('carries no DynamoDB client when the function has no table access', () => {
     expect(matching(contents.all, /node_modules\/@aws-sdk\/client-dynamodb\//)).toEqual([]);
+  });
+});
+
+describe('request schemas', () => {
+  // Which of these error messages a bundle carries: each stands for the schema that spells it.
+  const found = (code: string, messages: string[]) => messages.filter((m) => code.includes(m));
+
+  it('come from zod/mini, and a handler carries only those of its own endpoint', () => {
+    const messages = contentsOf('messages/list');
+    expect(messages.all.some((i) => i.includes('node_modules/zod/v4/mini/'))).toBe(true);
+    // Its own query (ids are "too long" past 64 characters), not the bodies of the other message and conversation endpoints.
+    expect(found(messages.code, ['is too long'])).toEqual(['is too long']);
+    expect(found(messages.code, ['must be an https URL', 'must be a media type', 'reaction names are', 'must be true or false'])).toEqual(
+      [],
+    );
+
+    const emails = contentsOf('emails/list');
+    expect(found(emails.code, ['must be a positive integer'])).toEqual(['must be a positive integer']);
+    expect(found(emails.code, ['must contain at least one address', 'must be at most 200 characters'])).toEqual([]);
   });
 });

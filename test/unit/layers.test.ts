@@ -56,3 +56,22 @@ describe('layers point one way: handlers → http → domain → data → db', (
     expect(offenders(['shared'], (i) => i.from.startsWith('#functions') || i.from.includes('/functions/'))).toEqual([]);
   });
 });
+
+describe('bundles take the tree-shakable zod', () => {
+  /** Every zod module a file names, in an import, a re-export or a dynamic import. */
+  const zodModules = (file: string) =>
+    [...readFileSync(join(root, file), 'utf8').matchAll(/['"](zod(?:\/[\w./-]*)?)['"]/g)].map((m) => m[1]!);
+
+  it('finds the zod imports it checks', () => {
+    expect(zodModules('shared/data/emails.ts')).toContain('zod/mini');
+    expect(importsOf('shared/http/validation.ts')).toContainEqual({ from: 'zod/mini', typeOnly: true });
+  });
+
+  it('imports zod/mini only (zod/v4/core for types), never classic zod, in shared code and handlers', () => {
+    // Classic zod ('zod') cannot be tree-shaken: ~99 KiB in every handler bundle that reaches it, paid at each cold start.
+    const files = ['shared', 'functions'].flatMap(sources);
+    const named = files.flatMap((file) => zodModules(file).map((from) => `${file} -> ${from}`));
+    expect(named.filter((n) => !n.endsWith(' -> zod/mini') && !n.endsWith(' -> zod/v4/core'))).toEqual([]);
+    expect(offenders(['shared', 'functions'], (i) => i.from === 'zod/v4/core' && !i.typeOnly)).toEqual([]);
+  });
+});

@@ -42,6 +42,19 @@ describe('edge validation', () => {
     });
   });
 
+  // zod/mini prints a bare "Invalid input" for a check without a message: these keep the words clients had.
+  it.each([
+    ['name', '', 'Too small: expected string to have >=1 characters'],
+    ['name', 'n'.repeat(256), 'Too big: expected string to have <=255 characters'],
+    ['mime_type', `text/${'x'.repeat(251)}`, 'Too big: expected string to have <=255 characters'],
+  ])('says why attachment %s=%j is invalid', (name, value, message) => {
+    const input = { conversation_id: 'c', message: 'm', attachments: [{ type: 'file', url: 'https://a.example/f', [name]: value }] };
+    expect(errorOf(() => validate(createMessageBody, input, 'body'))).toMatchObject({
+      param: `attachments[0][${name}]`,
+      message: `Invalid attachments[0][${name}]: ${message}`,
+    });
+  });
+
   it.each([
     ['limit', '1.5'],
     ['limit', '1e2'],
