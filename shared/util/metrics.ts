@@ -7,37 +7,45 @@
  * (`flushMetrics`, called by the invocation wrapper), so an invocation that
  * validates 100 emails prints one line, not 100. Off Lambda (the local server,
  * the tests) nothing is printed: the lines only mean something to CloudWatch.
+ *
+ * Powertools Metrics itself is imported by the first flush that has something
+ * to print: most invocations (every read) record nothing, and a function that
+ * never records a metric never loads it (docs/performance.md, "Cold start").
  */
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { MetricUnit } from '@aws-lambda-powertools/metrics/types';
 
 export const METRICS_NAMESPACE = 'ServerlessMessaging';
 
 /** Every metric the functions publish, with its unit; the dashboard and alarms read the same names. */
 export const METRIC = {
   /** A message stored in a conversation (POST /v1/messages). */
-  messagesSent: { name: 'MessagesSent', unit: MetricUnit.Count },
+  messagesSent: { name: 'MessagesSent', unit: 'Count' },
   /** Validations recorded, by outcome. */
-  emailsValid: { name: 'EmailsValidatedValid', unit: MetricUnit.Count },
-  emailsInvalid: { name: 'EmailsValidatedInvalid', unit: MetricUnit.Count },
+  emailsValid: { name: 'EmailsValidatedValid', unit: 'Count' },
+  emailsInvalid: { name: 'EmailsValidatedInvalid', unit: 'Count' },
   /** Recorded as `error` (DNS kept failing on the last attempt, or the batch was dead-lettered). */
-  emailsErrored: { name: 'EmailsValidatedError', unit: MetricUnit.Count },
+  emailsErrored: { name: 'EmailsValidatedError', unit: 'Count' },
   /** Failed transiently and left for a retry (the queue redelivers). */
-  emailsRetried: { name: 'EmailValidationRetries', unit: MetricUnit.Count },
+  emailsRetried: { name: 'EmailValidationRetries', unit: 'Count' },
   /** Domain lookups answered from the per-process cache, and those that went to DNS. */
-  dnsCacheHits: { name: 'DnsCacheHits', unit: MetricUnit.Count },
-  dnsCacheMisses: { name: 'DnsCacheMisses', unit: MetricUnit.Count },
+  dnsCacheHits: { name: 'DnsCacheHits', unit: 'Count' },
+  dnsCacheMisses: { name: 'DnsCacheMisses', unit: 'Count' },
   /** From the first email added to a list (since it was last complete) to its last email finished. */
-  listCompletionTime: { name: 'ListCompletionTime', unit: MetricUnit.Seconds },
+  listCompletionTime: { name: 'ListCompletionTime', unit: 'Seconds' },
   /** Emails stored but held back because the account lacked credits (one credit each). */
-  creditsHeld: { name: 'CreditsHeld', unit: MetricUnit.Count },
-} as const;
+  creditsHeld: { name: 'CreditsHeld', unit: 'Count' },
+} as const satisfies Record<string, { name: string; unit: MetricUnit }>;
 
 export type MetricName = keyof typeof METRIC;
 
-// Made at the first flush on Lambda: nothing at import, and nothing at all off Lambda.
-let emitter: Metrics | undefined;
+// Made at the first flush with something to print on Lambda: nothing at import, and nothing at all off Lambda.
+let emitter: Promise<Metrics> | undefined;
 const metricsEmitter = () =>
-  (emitter ??= new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'serverless-messaging' }));
+  (emitter ??= import('@aws-lambda-powertools/metrics').then(
+    ({ Metrics }) =>
+      new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'serverless-messaging' }),
+  ));
 
 /** Counts are summed until the flush; other units keep each value (CloudWatch computes their percentiles). */
 const counts = new Map<MetricName, number>();
@@ -60,14 +68,16 @@ export function pendingMetrics(): Record<string, number | number[]> {
 }
 
 /** Prints the invocation's metrics as one EMF line on Lambda, then starts over. */
-export function flushMetrics(): void {
+export async function flushMetrics(): Promise<void> {
   const onLambda = Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
-  if (onLambda && (counts.size > 0 || samples.size > 0)) {
-    const metrics = metricsEmitter();
-    for (const [key, value] of counts) metrics.addMetric(METRIC[key].name, METRIC[key].unit, value);
-    for (const [key, values] of samples) for (const value of values) metrics.addMetric(METRIC[key].name, METRIC[key].unit, value);
-    metrics.publishStoredMetrics();
-  }
+  // Taken before any await, so what another invocation records meanwhile waits for its own flush.
+  const counted = [...counts];
+  const sampled = [...samples];
   counts.clear();
   samples.clear();
+  if (!onLambda || (counted.length === 0 && sampled.length === 0)) return;
+  const metrics = await metricsEmitter();
+  for (const [key, value] of counted) metrics.addMetric(METRIC[key].name, METRIC[key].unit, value);
+  for (const [key, values] of sampled) for (const value of values) metrics.addMetric(METRIC[key].name, METRIC[key].unit, value);
+  metrics.publishStoredMetrics();
 }

@@ -54,8 +54,13 @@ const functions = [
 
 const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filter((i) => pattern.test(i)))];
 
-/** Code few requests need: the form parser loads with the first form body, the SOCKS client with the first probe through a proxy. */
-const RARELY_NEEDED = /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer)\//;
+/**
+ * Code few requests need: the form parser loads with the first form body, the
+ * SOCKS client with the first probe through a proxy, Powertools Metrics with
+ * the first invocation that records a metric.
+ */
+const RARELY_NEEDED =
+  /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics)\//;
 
 describe.each(functions)('the bundle of $handler', ({ handler, table }) => {
   const contents = contentsOf(handler);
