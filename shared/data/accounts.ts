@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import type { TransactItem } from '#shared/db/batch';
 import { txUpdate } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
@@ -14,7 +15,9 @@ export interface Account {
   created_at: number;
 }
 
-const accountItem = z.object({ account_id: z.string(), name: z.string(), credits: z.optional(z.number()), created_at: z.number() });
+const accountItem = itemSchema(() =>
+  z.object({ account_id: z.string(), name: z.string(), credits: z.optional(z.number()), created_at: z.number() }),
+);
 
 export async function createAccount(input: { name: string; credits?: number }): Promise<Account> {
   const account: Account = { account_id: newId('acct'), name: input.name, created_at: nowSeconds() };

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import { batchGet, txUpdate, type TransactItem } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
 import { getItem, putNew } from '#shared/db/items';
@@ -34,15 +35,17 @@ export async function createContact(input: {
   return contact;
 }
 
-const contactItem = z.object({
-  id: z.string(),
-  account_id: z.string(),
-  username: z.string(),
-  phone_number: z.nullable(z.string()),
-  avatar_url: z.nullable(z.string()),
-  last_active_at: z.nullable(z.number()),
-  created_at: z.number(),
-});
+const contactItem = itemSchema(() =>
+  z.object({
+    id: z.string(),
+    account_id: z.string(),
+    username: z.string(),
+    phone_number: z.nullable(z.string()),
+    avatar_url: z.nullable(z.string()),
+    last_active_at: z.nullable(z.number()),
+    created_at: z.number(),
+  }),
+);
 
 const toContact = (item: Record<string, unknown>): Contact => contactItem.parse(item);
 

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import { batchGet, namedParts, transactNamed, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
@@ -23,20 +24,22 @@ export interface Conversation {
   archived_at: number | null;
 }
 
-const conversationSchema = z.object({
-  id: z.string(),
-  account_id: z.string(),
-  owner_contact_id: z.string(),
-  contact_id: z._default(z.nullable(z.string()), null),
-  group_id: z._default(z.nullable(z.string()), null),
-  pinned_message_id: z._default(z.nullable(z.string()), null),
-  is_pinned: z.boolean(),
-  is_muted: z.boolean(),
-  last_active_at: z._default(z.nullable(z.number()), null),
-  last_opened_at: z._default(z.nullable(z.number()), null),
-  created_at: z.number(),
-  archived_at: z._default(z.nullable(z.number()), null),
-});
+const conversationSchema = itemSchema(() =>
+  z.object({
+    id: z.string(),
+    account_id: z.string(),
+    owner_contact_id: z.string(),
+    contact_id: z._default(z.nullable(z.string()), null),
+    group_id: z._default(z.nullable(z.string()), null),
+    pinned_message_id: z._default(z.nullable(z.string()), null),
+    is_pinned: z.boolean(),
+    is_muted: z.boolean(),
+    last_active_at: z._default(z.nullable(z.number()), null),
+    last_opened_at: z._default(z.nullable(z.number()), null),
+    created_at: z.number(),
+    archived_at: z._default(z.nullable(z.number()), null),
+  }),
+);
 
 export const toConversation = (item: Record<string, unknown>): Conversation => conversationSchema.parse(item);
 

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import {
   namedParts,
   transactNamed,
@@ -55,23 +56,25 @@ export function listStatus(list: EmailList): ListStatus {
   return 'completed';
 }
 
-const count = z._default(z.number(), 0);
+const count = () => z._default(z.number(), 0);
 
-const listItem = z.pipe(
-  z.object({
-    id: z.number(),
-    account_id: z.string(),
-    name: z.string(),
-    description: z._default(z.nullable(z.string()), null),
-    member_count: count,
-    rejected_count: count,
-    pending_count: count,
-    awaiting_count: count,
-    has_error: z._default(z.boolean(), false),
-    seq: z.number(),
-    created_at: z.number(),
-  }),
-  z.transform(({ member_count, ...list }): EmailList => ({ ...list, email_count: Math.max(0, member_count) })),
+const listItem = itemSchema(() =>
+  z.pipe(
+    z.object({
+      id: z.number(),
+      account_id: z.string(),
+      name: z.string(),
+      description: z._default(z.nullable(z.string()), null),
+      member_count: count(),
+      rejected_count: count(),
+      pending_count: count(),
+      awaiting_count: count(),
+      has_error: z._default(z.boolean(), false),
+      seq: z.number(),
+      created_at: z.number(),
+    }),
+    z.transform(({ member_count, ...list }): EmailList => ({ ...list, email_count: Math.max(0, member_count) })),
+  ),
 );
 
 export const toEmailList = (item: Record<string, unknown>): EmailList => listItem.parse(item);

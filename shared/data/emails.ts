@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import {
   batchGet,
   batchPut,
@@ -47,18 +48,20 @@ export interface EmailRecord {
   created_at: number;
 }
 
-const emailSchema = z.object({
-  id: z.number(),
-  account_id: z.string(),
-  email: z.string(),
-  email_list_id: z._default(z.nullable(z.number()), null),
-  status: z.enum(['pending', 'processing', 'completed', 'error']),
-  awaiting: z._default(z.boolean(), false),
-  seq: z.number(),
-  // The validator's own shape (shared/email/result.ts), stored as it made it.
-  result: z._default(z.nullable(z.custom<Omit<ValidationResult, 'email'>>((value) => typeof value === 'object')), null),
-  created_at: z.number(),
-});
+const emailSchema = itemSchema(() =>
+  z.object({
+    id: z.number(),
+    account_id: z.string(),
+    email: z.string(),
+    email_list_id: z._default(z.nullable(z.number()), null),
+    status: z.enum(['pending', 'processing', 'completed', 'error']),
+    awaiting: z._default(z.boolean(), false),
+    seq: z.number(),
+    // The validator's own shape (shared/email/result.ts), stored as it made it.
+    result: z._default(z.nullable(z.custom<Omit<ValidationResult, 'email'>>((value) => typeof value === 'object')), null),
+    created_at: z.number(),
+  }),
+);
 
 export const toEmailRecord = (item: Record<string, unknown>): EmailRecord => emailSchema.parse(item);
 

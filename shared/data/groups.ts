@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import { getItem, putNew } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
@@ -10,7 +11,7 @@ export interface Group {
   created_at: number;
 }
 
-const groupItem = z.object({ id: z.string(), account_id: z.string(), name: z.string(), created_at: z.number() });
+const groupItem = itemSchema(() => z.object({ id: z.string(), account_id: z.string(), name: z.string(), created_at: z.number() }));
 
 export async function createGroup(input: { accountId: string; name: string }): Promise<Group> {
   const group: Group = { id: newId('grp'), account_id: input.accountId, name: input.name, created_at: nowSeconds() };

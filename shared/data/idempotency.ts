@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, getItem, putItem, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -21,11 +22,13 @@ export type Claim = { kind: 'claimed' } | { kind: 'replay'; response: StoredResp
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
 const key = (accountId: string, idempotencyKey: string) => keys.idempotency.key({ acct: accountId, key_hash: hash(idempotencyKey) });
 
-const recordItem = z.object({
-  status: z.enum(['in_progress', 'completed']),
-  fingerprint: z.string(),
-  response: z.optional(z.object({ statusCode: z.number(), body: z.string() })),
-});
+const recordItem = itemSchema(() =>
+  z.object({
+    status: z.enum(['in_progress', 'completed']),
+    fingerprint: z.string(),
+    response: z.optional(z.object({ statusCode: z.number(), body: z.string() })),
+  }),
+);
 
 /**
  * Claims the key for this request, or tells what the earlier request with it

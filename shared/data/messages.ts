@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import { batchGet, transactNamed, txDelete, txPut } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
@@ -54,28 +55,31 @@ const toReactions = (stored: StoredReactions | undefined): ReactionEntry[] =>
     .sort(([a, [x]], [b, [y]]) => x - y || (a < b ? -1 : 1))
     .map(([name, [, ...contacts]]) => ({ name, contacts: [...new Set(contacts)] }));
 
-const attachmentItem = z.object({
-  id: z.string(),
-  type: z.enum(['image', 'video', 'audio', 'file']),
-  url: z.string(),
-  name: z.nullable(z.string()),
-  mime_type: z.nullable(z.string()),
-  size: z.nullable(z.number()),
-});
+const attachmentItem = () =>
+  z.object({
+    id: z.string(),
+    type: z.enum(['image', 'video', 'audio', 'file']),
+    url: z.string(),
+    name: z.nullable(z.string()),
+    mime_type: z.nullable(z.string()),
+    size: z.nullable(z.number()),
+  });
 
-const messageSchema = z.object({
-  id: z.string(),
-  account_id: z.string(),
-  conversation_id: z.string(),
-  contact_id: z.string(),
-  message: z.string(),
-  reactions: z.pipe(z.optional(z.record(z.string(), z.tuple([z.number()], z.string()))), z.transform(toReactions)),
-  attachments: z._default(z.array(attachmentItem), []),
-  read_at: z._default(z.nullable(z.number()), null),
-  created_at: z.number(),
-  updated_at: z._default(z.nullable(z.number()), null),
-  extras_bytes: z._default(z.number(), 0),
-});
+const messageSchema = itemSchema(() =>
+  z.object({
+    id: z.string(),
+    account_id: z.string(),
+    conversation_id: z.string(),
+    contact_id: z.string(),
+    message: z.string(),
+    reactions: z.pipe(z.optional(z.record(z.string(), z.tuple([z.number()], z.string()))), z.transform(toReactions)),
+    attachments: z._default(z.array(attachmentItem()), []),
+    read_at: z._default(z.nullable(z.number()), null),
+    created_at: z.number(),
+    updated_at: z._default(z.nullable(z.number()), null),
+    extras_bytes: z._default(z.number(), 0),
+  }),
+);
 
 const toMessage = (item: Record<string, unknown>): Message => messageSchema.parse(item);
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import { batchDelete, batchPut, txPut, txUpdate, type TransactItem } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, putItem, query, updateItem, type Key } from '#shared/db/items';
@@ -104,22 +105,24 @@ export async function dropOutboxDeltas(item: OutboxItem): Promise<void> {
   await conditionHeld(updateItem(outboxKey(item), update().remove`deltas`.when`attribute_exists(pk)`));
 }
 
-const outboxItem = z.object({
-  account_id: z.string(),
-  outbox_id: z.string(),
-  email_ids: z.array(z.number()),
-  addresses: z.optional(z.array(z.string())),
-  seqs: z.optional(z.array(z.number())),
-  list_id: z.optional(z.nullable(z.number())),
-  emails_created_at: z.optional(z.number()),
-  created_at_ms: z.number(),
-  awaiting: z.boolean(),
-  collection: z.object({ pk: z.string(), sk: z.string() }),
-  collection_must_exist: z.boolean(),
-  token: z.string(),
-  // Written by this module only (outboxPut): its shape is the Deltas type's.
-  deltas: z.optional(z.custom<Deltas>((value) => typeof value === 'object' && value !== null)),
-});
+const outboxItem = itemSchema(() =>
+  z.object({
+    account_id: z.string(),
+    outbox_id: z.string(),
+    email_ids: z.array(z.number()),
+    addresses: z.optional(z.array(z.string())),
+    seqs: z.optional(z.array(z.number())),
+    list_id: z.optional(z.nullable(z.number())),
+    emails_created_at: z.optional(z.number()),
+    created_at_ms: z.number(),
+    awaiting: z.boolean(),
+    collection: z.object({ pk: z.string(), sk: z.string() }),
+    collection_must_exist: z.boolean(),
+    token: z.string(),
+    // Written by this module only (outboxPut): its shape is the Deltas type's.
+    deltas: z.optional(z.custom<Deltas>((value) => typeof value === 'object' && value !== null)),
+  }),
+);
 
 const toOutbox = (item: Record<string, unknown>): OutboxItem => outboxItem.parse(item);
 

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
+import { itemSchema } from '#shared/db/item-schema';
 import { update } from '#shared/db/expression';
 import { conditionHeld, getItem, putNew, query, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -54,7 +55,9 @@ export interface TokenInfo {
   revoked_at: number | null;
 }
 
-const listedToken = z.object({ token_id: z.string(), contact_id: z.string(), created_at: z.number(), revoked_at: z.optional(z.number()) });
+const listedToken = itemSchema(() =>
+  z.object({ token_id: z.string(), contact_id: z.string(), created_at: z.number(), revoked_at: z.optional(z.number()) }),
+);
 
 const tokenInfo = (item: Record<string, unknown>): TokenInfo => {
   const stored = listedToken.parse(item);
@@ -73,7 +76,7 @@ export async function revokeTokenById(tokenId: string): Promise<boolean> {
   return item ? revokeKey({ pk: item.pk as string, sk: item.sk as string }) : false;
 }
 
-const tokenItem = z.object({ account_id: z.string(), contact_id: z.string(), revoked_at: z.optional(z.number()) });
+const tokenItem = itemSchema(() => z.object({ account_id: z.string(), contact_id: z.string(), revoked_at: z.optional(z.number()) }));
 
 export async function findPrincipal(token: string): Promise<Principal | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
