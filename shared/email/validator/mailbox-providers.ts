@@ -1,11 +1,11 @@
-import allProviders from 'email-providers/all.json' with { type: 'json' };
-import * as mailcheckerModule from 'mailchecker';
+import { DISPOSABLE_DOMAINS, PROVIDER_DOMAINS } from './domain-lists.generated.ts';
 import { institutionKind, placeDomain } from './public-suffix.ts';
 
 /**
  * Free mailbox providers (gmail.com, yahoo.com, gmx.de, proton.me, ...) and
- * disposable (throwaway) domains, from data shipped inside two npm packages,
- * so nothing is downloaded at install or run time:
+ * disposable (throwaway) domains, from data published in two npm packages and
+ * copied into domain-lists.generated.ts by `npm run lists`, so nothing is
+ * downloaded at install or run time:
  *
  * - `email-providers` (all.json, ~8,700 domains, republished monthly): the
  *   free-provider list. It mixes in some throwaway services
@@ -15,14 +15,12 @@ import { institutionKind, placeDomain } from './public-suffix.ts';
  *   list. It is not part of the API result; it feeds the score and keeps
  *   throwaway services out of `is_free`.
  *
- * Both are loaded once per process; the free set is built on first use.
+ * The lists are newline-joined strings (cheap to load, see the generator);
+ * each becomes a Set once per process, on first use.
  */
-type MailChecker = { blacklist(): Set<string> };
-// mailchecker is CommonJS whose `blacklist` Node's ESM loader cannot see as a
-// named export; the module object itself sits on `default` (Node, esbuild, vite).
-const mailchecker: MailChecker =
-  (mailcheckerModule as unknown as { default?: MailChecker }).default ?? (mailcheckerModule as unknown as MailChecker);
-const DISPOSABLE: ReadonlySet<string> = mailchecker.blacklist();
+let disposable: ReadonlySet<string> | undefined;
+
+const disposableSet = (): ReadonlySet<string> => (disposable ??= new Set(DISPOSABLE_DOMAINS.split('\n')));
 
 /** In the package list but reserved for documentation (RFC 2606), never a mailbox provider. */
 const NOT_PROVIDERS = new Set(['example.com', 'example.net', 'example.org']);
@@ -34,11 +32,10 @@ let freeProviders: ReadonlySet<string> | undefined;
 
 function freeProviderSet(): ReadonlySet<string> {
   freeProviders ??= new Set(
-    [...(allProviders as string[]), ...EXTRA_PROVIDERS]
-      .map((domain) => domain.toLowerCase())
+    [...PROVIDER_DOMAINS.split('\n'), ...EXTRA_PROVIDERS]
       // Exact matches only: cheap enough for a cold start, and the list's
       // throwaway services are named by their own domains.
-      .filter((domain) => !NOT_PROVIDERS.has(domain) && !DISPOSABLE.has(domain)),
+      .filter((domain) => !NOT_PROVIDERS.has(domain) && !disposableSet().has(domain)),
   );
   return freeProviders;
 }
@@ -67,9 +64,10 @@ export function isFreeProvider(asciiDomain: string): boolean {
 export function isDisposableDomain(asciiDomain: string): boolean {
   if (institutionKind(asciiDomain)) return false;
   const registrable = placeDomain(asciiDomain).registrableDomain ?? asciiDomain;
+  const domains = disposableSet();
   let candidate = asciiDomain;
   for (;;) {
-    if (DISPOSABLE.has(candidate)) return true;
+    if (domains.has(candidate)) return true;
     if (candidate === registrable || !candidate.endsWith(`.${registrable}`)) return false;
     candidate = candidate.slice(candidate.indexOf('.') + 1);
   }
