@@ -1,5 +1,4 @@
-import { DISPOSABLE_DOMAINS, PROVIDER_DOMAINS } from './domain-lists.generated.ts';
-import { institutionKind, placeDomain } from './public-suffix.ts';
+import { institutionKind, loadPublicSuffixList, placeDomain } from './public-suffix.ts';
 
 /**
  * Free mailbox providers (gmail.com, yahoo.com, gmx.de, proton.me, ...) and
@@ -15,12 +14,10 @@ import { institutionKind, placeDomain } from './public-suffix.ts';
  *   list. It is not part of the API result; it feeds the score and keeps
  *   throwaway services out of `is_free`.
  *
- * The lists are newline-joined strings (cheap to load, see the generator);
- * each becomes a Set once per process, on first use.
+ * The lists are newline-joined strings (cheap to load, see the generator),
+ * in a module of their own that is imported on the first validation
+ * (`loadMailboxProviders`); each becomes a Set once per process.
  */
-let disposable: ReadonlySet<string> | undefined;
-
-const disposableSet = (): ReadonlySet<string> => (disposable ??= new Set(DISPOSABLE_DOMAINS.split('\n')));
 
 /** In the package list but reserved for documentation (RFC 2606), never a mailbox provider. */
 const NOT_PROVIDERS = new Set(['example.com', 'example.net', 'example.org']);
@@ -28,16 +25,27 @@ const NOT_PROVIDERS = new Set(['example.com', 'example.net', 'example.org']);
 /** Well-known free providers the package list lacks (checked against it when this file was written). */
 const EXTRA_PROVIDERS = ['tuta.com', 'tuta.io', 'tutanota.com', 'tutanota.de', 'tutamail.com', 'zohomail.com'];
 
-let freeProviders: ReadonlySet<string> | undefined;
+let lists: { disposable: ReadonlySet<string>; free: ReadonlySet<string> } | undefined;
+let loading: Promise<void> | undefined;
 
-function freeProviderSet(): ReadonlySet<string> {
-  freeProviders ??= new Set(
-    [...PROVIDER_DOMAINS.split('\n'), ...EXTRA_PROVIDERS]
-      // Exact matches only: cheap enough for a cold start, and the list's
-      // throwaway services are named by their own domains.
-      .filter((domain) => !NOT_PROVIDERS.has(domain) && !disposableSet().has(domain)),
-  );
-  return freeProviders;
+/** Loads the domain lists (and the Public Suffix List the checks use), once per process. */
+export function loadMailboxProviders(): Promise<void> {
+  loading ??= Promise.all([import('./domain-lists.generated.ts'), loadPublicSuffixList()]).then(([generated]) => {
+    const disposable = new Set(generated.DISPOSABLE_DOMAINS.split('\n'));
+    const free = new Set(
+      [...generated.PROVIDER_DOMAINS.split('\n'), ...EXTRA_PROVIDERS]
+        // Exact matches only: cheap enough for a cold start, and the list's
+        // throwaway services are named by their own domains.
+        .filter((domain) => !NOT_PROVIDERS.has(domain) && !disposable.has(domain)),
+    );
+    lists = { disposable, free };
+  });
+  return loading;
+}
+
+function loaded() {
+  if (!lists) throw new Error('the domain lists are not loaded: await loadMailboxProviders() (or prepareProfile) first');
+  return lists;
 }
 
 /**
@@ -47,7 +55,7 @@ function freeProviderSet(): ReadonlySet<string> {
  */
 export function isFreeProvider(asciiDomain: string): boolean {
   if (institutionKind(asciiDomain)) return false;
-  const providers = freeProviderSet();
+  const providers = loaded().free;
   if (providers.has(asciiDomain)) return true;
   const registrable = placeDomain(asciiDomain).registrableDomain;
   return registrable !== undefined && providers.has(registrable);
@@ -64,7 +72,7 @@ export function isFreeProvider(asciiDomain: string): boolean {
 export function isDisposableDomain(asciiDomain: string): boolean {
   if (institutionKind(asciiDomain)) return false;
   const registrable = placeDomain(asciiDomain).registrableDomain ?? asciiDomain;
-  const domains = disposableSet();
+  const domains = loaded().disposable;
   let candidate = asciiDomain;
   for (;;) {
     if (domains.has(candidate)) return true;
