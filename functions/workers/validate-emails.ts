@@ -1,4 +1,5 @@
-import { listLookup, recordOutcomes, validateJob, type Done } from '#shared/email/processing';
+import { recordOutcomes, type Done } from '#shared/email/outcomes';
+import { listLookup, validateJob } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
 import { queues } from '#shared/queues';
 import { worker } from '#shared/util/worker';

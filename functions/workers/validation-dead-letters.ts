@@ -1,4 +1,4 @@
-import { failEmails } from '#shared/email/processing';
+import { failEmails } from '#shared/email/outcomes';
 import { parseValidationJob } from '#shared/email/work';
 import { logger } from '#shared/util/logger';
 import { worker } from '#shared/util/worker';

@@ -15,7 +15,7 @@ import { countMetric } from '#shared/util/metrics';
  * queued (or held, when the account's credits cannot cover them).
  */
 export async function addToList(who: Principal, id: number, entries: unknown[]) {
-  const { accepted, errors } = classifyEntries(entries, true);
+  const { accepted, errors } = await classifyEntries(entries, true);
   const gone = () => notFound('email list', String(id), 'id');
   let chunks;
   try {

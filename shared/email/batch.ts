@@ -1,4 +1,4 @@
-import { checkSyntax } from '#shared/email/validator/syntax';
+import { checkSyntax, prepareSyntax } from '#shared/email/validator/syntax';
 import type { EmailRecord } from '#shared/data/emails';
 
 /** A batch entry that could not be accepted, and why. */
@@ -25,7 +25,8 @@ export interface Accepted {
  * entries, by position. In a list, a repeat of an address within the same
  * request is a duplicate like one already stored.
  */
-export function classifyEntries(entries: unknown[], dedupe: boolean) {
+export async function classifyEntries(entries: unknown[], dedupe: boolean) {
+  await prepareSyntax(entries);
   const accepted: Accepted[] = [];
   const errors = new Map<number, Rejected>();
   const seen = new Set<string>();

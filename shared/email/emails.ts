@@ -12,7 +12,7 @@ import { logger, describeError } from '#shared/util/logger';
  * hands whatever is unfinished to the worker through the queue.
  */
 export async function createEmails(who: Principal, entries: unknown[], deadline: number) {
-  const { accepted, errors } = classifyEntries(entries, false);
+  const { accepted, errors } = await classifyEntries(entries, false);
   const chunks = await storeEmails(
     who.accountId,
     { kind: 'account' },

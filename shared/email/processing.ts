@@ -1,12 +1,13 @@
-import { endListRound, getEmailList } from '#shared/data/email-lists';
-import { finishEmails, getEmails, markProcessing, type EmailRecord, type Outcome } from '#shared/data/emails';
+import { getEmailList } from '#shared/data/email-lists';
+import { getEmails, markProcessing, type EmailRecord } from '#shared/data/emails';
+import { isUnfinished, type Done } from '#shared/email/outcomes';
 import { validateEmail } from '#shared/email/validator/index';
 import type { ValidationJob } from '#shared/email/work';
 import type { ValidationOutcome } from '#shared/email/result';
-import { describeError, logger } from '#shared/util/logger';
-import { countMetric, recordMetric } from '#shared/util/metrics';
+import { logger } from '#shared/util/logger';
+import { countMetric } from '#shared/util/metrics';
 
-const isUnfinished = (e: EmailRecord) => (e.status === 'pending' || e.status === 'processing') && !e.awaiting;
+// Recording outcomes lives apart (outcomes.ts): the dead-letter worker records failures without loading the validator.
 
 /** Whether a list exists, read once per list however many of its emails ask (the emails of one job share a list). */
 export function listLookup(accountId: string): (listId: number) => Promise<boolean> {
@@ -49,8 +50,6 @@ async function unfinishedOf(accountId: string, ids: number[], listExists: (listI
 
 /** Emails still being validated after this long are marked `processing` while the worker holds them. */
 export const PROCESSING_AFTER_MS = 250;
-
-export type Done = { email: EmailRecord; outcome: Outcome };
 
 /**
  * Logs what an operator needs from one validation (ids only, never the
@@ -105,60 +104,4 @@ export async function validateJob(
     }
   }
   return { done, retry };
-}
-
-/** One transaction holds this many finished emails beside their list's counter. */
-const FINISHED_PER_TRANSACTION = 99;
-
-/**
- * Records outcomes (of several jobs at once): grouped by list, each group in
- * as few transactions as fit, one counter change each. Resolves to the
- * groups that failed, so their jobs can be retried.
- */
-export async function recordOutcomes<T extends Done>(done: T[]): Promise<T[][]> {
-  const byList = new Map<number | null, T[]>();
-  for (const d of done) byList.set(d.email.email_list_id, [...(byList.get(d.email.email_list_id) ?? []), d]);
-  const groups = [...byList.values()].flatMap((group) => {
-    const size = Math.ceil(group.length / Math.ceil(group.length / FINISHED_PER_TRANSACTION));
-    return Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size));
-  });
-  const failed: T[][] = [];
-  const finishedLists = new Set<number>();
-  await Promise.all(
-    groups.map(async (group) => {
-      try {
-        const finished = await finishEmails(group);
-        for (const email of finished) if (email.email_list_id !== null) finishedLists.add(email.email_list_id);
-      } catch (error) {
-        logger.warn('could not record validation outcomes', { email_ids: group.map((d) => d.email.id), ...describeError(error) });
-        failed.push(group);
-      }
-    }),
-  );
-  const accountOf = new Map(done.map((d) => [d.email.email_list_id, d.email.account_id]));
-  await endListRounds([...finishedLists].map((listId) => ({ accountId: accountOf.get(listId)!, listId })));
-  return failed;
-}
-
-/** After outcomes are recorded: each list they finished emails of may now be complete; record how long its round of work took. */
-export async function endListRounds(lists: { accountId: string; listId: number }[]): Promise<void> {
-  for (const { accountId, listId } of lists) {
-    const seconds = await endListRound(accountId, listId);
-    if (seconds === undefined) continue;
-    recordMetric('listCompletionTime', seconds);
-    logger.info('email list completed', { list_id: listId, seconds });
-  }
-}
-
-/** A batch that reached the dead-letter queue: its unfinished emails end as `error`, and so does their list. */
-export async function failEmails(accountId: string, emailIds: number[]): Promise<void> {
-  const unfinished = (await getEmails(accountId, emailIds)).filter(isUnfinished);
-  const finishedLists = new Set<number>();
-  for (const email of unfinished) {
-    countMetric('emailsErrored');
-    logger.warn('validation dead-lettered; recorded as error', { email_id: email.id, list_id: email.email_list_id });
-    const [finished] = await finishEmails([{ email, outcome: { status: 'error', listError: true } }]);
-    if (finished && email.email_list_id !== null) finishedLists.add(email.email_list_id);
-  }
-  await endListRounds([...finishedLists].map((listId) => ({ accountId, listId })));
 }

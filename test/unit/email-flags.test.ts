@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ROLE_CATEGORIES,
   canonicalEmail,
@@ -6,11 +6,15 @@ import {
   institutionKind,
   isDisposableDomain,
   isFreeProvider,
+  loadValidator,
   placeDomain,
   profileAddress,
   roleCategory,
   splitAlias,
 } from '#shared/email/validator/index';
+
+// The checks are synchronous once their data is loaded (validateEmail loads it itself).
+beforeAll(() => loadValidator());
 
 /** Parts of a valid address, as validateEmail sees them. */
 function parts(address: string) {

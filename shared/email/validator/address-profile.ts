@@ -1,6 +1,6 @@
-import { domainToDisplay } from './idna.ts';
-import { isDisposableDomain, isFreeProvider } from './mailbox-providers.ts';
-import { institutionKind, placeDomain } from './public-suffix.ts';
+import { domainToDisplay, loadIdna, needsIdna } from './idna.ts';
+import { isDisposableDomain, isFreeProvider, loadMailboxProviders } from './mailbox-providers.ts';
+import { institutionKind, loadPublicSuffixList, placeDomain } from './public-suffix.ts';
 import { isRoleAccount } from './roles.ts';
 
 /**
@@ -48,7 +48,15 @@ export function canonicalEmail(local: string, asciiDomain: string): string {
   return `${canonicalLocal}@${domainToDisplay(asciiDomain)}`;
 }
 
-/** `local` and `asciiDomain` as returned by a successful checkSyntax. */
+/**
+ * Loads what profileAddress needs: the Public Suffix List and the domain
+ * lists always, tr46 only to show an A-label domain in Unicode.
+ */
+export async function prepareProfile(asciiDomains: readonly string[]): Promise<void> {
+  await Promise.all([loadPublicSuffixList(), loadMailboxProviders(), ...(asciiDomains.some(needsIdna) ? [loadIdna()] : [])]);
+}
+
+/** `local` and `asciiDomain` as returned by a successful checkSyntax; `prepareProfile` first. */
 export function profileAddress(local: string, asciiDomain: string): AddressProfile {
   const kind = institutionKind(asciiDomain);
   return {

@@ -1,4 +1,5 @@
-import { toASCII, toUnicode, type ToASCIIOptions } from 'tr46';
+import type * as Tr46 from 'tr46';
+import { commonJsExports } from '#shared/util/commonjs';
 
 /**
  * Internationalized domain names (IDNA) for mail domains, done by `tr46`
@@ -18,8 +19,15 @@ import { toASCII, toUnicode, type ToASCIIOptions } from 'tr46';
  *   an A-label (CheckHyphens); ASCII must be letters, digits and hyphens (STD3).
  * - ContextJ (zero-width joiners, CheckJoiners), the Bidi rule (RFC 5893,
  *   CheckBidi), and the ContextO rules of RFC 5892 that tr46 leaves out.
+ *
+ * tr46 and its Unicode tables (about 230 KiB) are loaded only for a domain
+ * that needs them: one with a non-ASCII character or an `xn--` label. For
+ * any other domain the rules above come down to lower-casing and the hyphen
+ * rule, which the ASCII path here applies without tr46 and with the same
+ * answers (test/unit/email-idna.test.ts runs both over a table). Callers
+ * await `loadIdna()` (through `prepareSyntax`) before the synchronous checks.
  */
-const STRICT: ToASCIIOptions = {
+const STRICT: Tr46.ToASCIIOptions = {
   checkHyphens: true,
   checkBidi: true,
   checkJoiners: true,
@@ -37,8 +45,54 @@ const LDH = /^[a-z0-9-]*$/;
 
 export type IdnaResult = { ascii: string } | { reason: string };
 
+// Letters, digits, hyphens and dots only: the domains the ASCII path may answer.
+const PLAIN_ASCII = /^[A-Za-z0-9.-]*$/;
+const A_LABEL = /(^|\.)xn--/i;
+
+let tr46: typeof Tr46 | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads tr46, once per process. */
+export function loadIdna(): Promise<void> {
+  loading ??= import('tr46').then((module) => {
+    tr46 = commonJsExports(module, 'toASCII');
+  });
+  return loading;
+}
+
+function uts46(): typeof Tr46 {
+  if (!tr46) throw new Error('tr46 is not loaded: await loadIdna() (or prepareSyntax) before checking an internationalized domain');
+  return tr46;
+}
+
+/** Whether the domain needs tr46: it has a non-ASCII character, or an A-label to decode and check. */
+export function needsIdna(domain: string): boolean {
+  return !PLAIN_ASCII.test(domain) || A_LABEL.test(domain);
+}
+
 /** The A-label (ASCII) form of a domain, or the first IDNA rule it breaks. */
 export function domainToAscii(domain: string): IdnaResult {
+  return needsIdna(domain) ? domainToAsciiByUts46(domain) : plainDomainToAscii(domain);
+}
+
+/**
+ * The ASCII path: what the UTS #46 path answers for a domain of letters,
+ * digits, hyphens and dots without an A-label. Mapping only lower-cases such
+ * a domain, and of the validity rules only the hyphen rule can fail (STD3
+ * holds, there is nothing to decode, no joiner, no right-to-left text).
+ */
+export function plainDomainToAscii(domain: string): IdnaResult {
+  const ascii = domain.toLowerCase();
+  for (const label of ascii.split('.')) {
+    const problem = hyphenProblem(label);
+    if (problem) return { reason: problem };
+  }
+  return { ascii };
+}
+
+/** The full UTS #46 path, through tr46 (loaded by `loadIdna`). */
+export function domainToAsciiByUts46(domain: string): IdnaResult {
+  const { toASCII, toUnicode } = uts46();
   for (const label of domain.split(DOTS)) {
     const problem = aLabelProblem(label.normalize('NFKC').toLowerCase());
     if (problem) return { reason: problem };
@@ -52,14 +106,23 @@ export function domainToAscii(domain: string): IdnaResult {
   return ascii === null ? { reason: whyNot(domain) } : { ascii };
 }
 
-/** The Unicode form of a valid A-label domain, for display. */
+/**
+ * The Unicode form of a valid A-label domain, for display. Without an
+ * A-label it is the domain itself: then tr46 is not needed, and otherwise
+ * checkSyntax of the same address has loaded it.
+ */
 export function domainToDisplay(asciiDomain: string): string {
-  const { domain, error } = toUnicode(asciiDomain, STRICT);
+  return /^[a-z0-9.-]*$/.test(asciiDomain) && !A_LABEL.test(asciiDomain) ? asciiDomain : domainToDisplayByUts46(asciiDomain);
+}
+
+export function domainToDisplayByUts46(asciiDomain: string): string {
+  const { domain, error } = uts46().toUnicode(asciiDomain, STRICT);
   return error ? asciiDomain : domain;
 }
 
 function aLabelProblem(label: string): string | undefined {
   if (!label.startsWith('xn--')) return undefined;
+  const { toASCII, toUnicode } = uts46();
   // tr46 hands a label back unchanged when its punycode does not decode: a
   // decoded label is always shorter than the `xn--` form it came from.
   const decoded = toUnicode(label).domain;
@@ -110,7 +173,8 @@ function contextProblem(label: string): string | undefined {
 
 /** Which rule the strict conversion broke: relax one at a time to find out. */
 function whyNot(domain: string): string {
-  const passesWithout = (option: keyof ToASCIIOptions) => toASCII(domain, { ...STRICT, [option]: false }) !== null;
+  const { toASCII } = uts46();
+  const passesWithout = (option: keyof Tr46.ToASCIIOptions) => toASCII(domain, { ...STRICT, [option]: false }) !== null;
   if (passesWithout('useSTD3ASCIIRules')) {
     const label =
       toASCII(domain)!

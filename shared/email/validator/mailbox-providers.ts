@@ -1,11 +1,10 @@
-import allProviders from 'email-providers/all.json' with { type: 'json' };
-import * as mailcheckerModule from 'mailchecker';
-import { institutionKind, placeDomain } from './public-suffix.ts';
+import { institutionKind, loadPublicSuffixList, placeDomain } from './public-suffix.ts';
 
 /**
  * Free mailbox providers (gmail.com, yahoo.com, gmx.de, proton.me, ...) and
- * disposable (throwaway) domains, from data shipped inside two npm packages,
- * so nothing is downloaded at install or run time:
+ * disposable (throwaway) domains, from data published in two npm packages and
+ * copied into domain-lists.generated.ts by `npm run lists`, so nothing is
+ * downloaded at install or run time:
  *
  * - `email-providers` (all.json, ~8,700 domains, republished monthly): the
  *   free-provider list. It mixes in some throwaway services
@@ -15,14 +14,10 @@ import { institutionKind, placeDomain } from './public-suffix.ts';
  *   list. It is not part of the API result; it feeds the score and keeps
  *   throwaway services out of `is_free`.
  *
- * Both are loaded once per process; the free set is built on first use.
+ * The lists are newline-joined strings (cheap to load, see the generator),
+ * in a module of their own that is imported on the first validation
+ * (`loadMailboxProviders`); each becomes a Set once per process.
  */
-type MailChecker = { blacklist(): Set<string> };
-// mailchecker is CommonJS whose `blacklist` Node's ESM loader cannot see as a
-// named export; the module object itself sits on `default` (Node, esbuild, vite).
-const mailchecker: MailChecker =
-  (mailcheckerModule as unknown as { default?: MailChecker }).default ?? (mailcheckerModule as unknown as MailChecker);
-const DISPOSABLE: ReadonlySet<string> = mailchecker.blacklist();
 
 /** In the package list but reserved for documentation (RFC 2606), never a mailbox provider. */
 const NOT_PROVIDERS = new Set(['example.com', 'example.net', 'example.org']);
@@ -30,17 +25,27 @@ const NOT_PROVIDERS = new Set(['example.com', 'example.net', 'example.org']);
 /** Well-known free providers the package list lacks (checked against it when this file was written). */
 const EXTRA_PROVIDERS = ['tuta.com', 'tuta.io', 'tutanota.com', 'tutanota.de', 'tutamail.com', 'zohomail.com'];
 
-let freeProviders: ReadonlySet<string> | undefined;
+let lists: { disposable: ReadonlySet<string>; free: ReadonlySet<string> } | undefined;
+let loading: Promise<void> | undefined;
 
-function freeProviderSet(): ReadonlySet<string> {
-  freeProviders ??= new Set(
-    [...(allProviders as string[]), ...EXTRA_PROVIDERS]
-      .map((domain) => domain.toLowerCase())
-      // Exact matches only: cheap enough for a cold start, and the list's
-      // throwaway services are named by their own domains.
-      .filter((domain) => !NOT_PROVIDERS.has(domain) && !DISPOSABLE.has(domain)),
-  );
-  return freeProviders;
+/** Loads the domain lists (and the Public Suffix List the checks use), once per process. */
+export function loadMailboxProviders(): Promise<void> {
+  loading ??= Promise.all([import('./domain-lists.generated.ts'), loadPublicSuffixList()]).then(([generated]) => {
+    const disposable = new Set(generated.DISPOSABLE_DOMAINS.split('\n'));
+    const free = new Set(
+      [...generated.PROVIDER_DOMAINS.split('\n'), ...EXTRA_PROVIDERS]
+        // Exact matches only: cheap enough for a cold start, and the list's
+        // throwaway services are named by their own domains.
+        .filter((domain) => !NOT_PROVIDERS.has(domain) && !disposable.has(domain)),
+    );
+    lists = { disposable, free };
+  });
+  return loading;
+}
+
+function loaded() {
+  if (!lists) throw new Error('the domain lists are not loaded: await loadMailboxProviders() (or prepareProfile) first');
+  return lists;
 }
 
 /**
@@ -50,7 +55,7 @@ function freeProviderSet(): ReadonlySet<string> {
  */
 export function isFreeProvider(asciiDomain: string): boolean {
   if (institutionKind(asciiDomain)) return false;
-  const providers = freeProviderSet();
+  const providers = loaded().free;
   if (providers.has(asciiDomain)) return true;
   const registrable = placeDomain(asciiDomain).registrableDomain;
   return registrable !== undefined && providers.has(registrable);
@@ -67,9 +72,10 @@ export function isFreeProvider(asciiDomain: string): boolean {
 export function isDisposableDomain(asciiDomain: string): boolean {
   if (institutionKind(asciiDomain)) return false;
   const registrable = placeDomain(asciiDomain).registrableDomain ?? asciiDomain;
+  const domains = loaded().disposable;
   let candidate = asciiDomain;
   for (;;) {
-    if (DISPOSABLE.has(candidate)) return true;
+    if (domains.has(candidate)) return true;
     if (candidate === registrable || !candidate.endsWith(`.${registrable}`)) return false;
     candidate = candidate.slice(candidate.indexOf('.') + 1);
   }

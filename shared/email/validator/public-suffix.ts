@@ -1,9 +1,12 @@
-import { parse } from 'tldts';
+import type * as Tldts from 'tldts';
 
 /**
  * Where a domain sits in the Public Suffix List (the copy shipped in `tldts`).
  * Only the ICANN section is used: private suffixes (github.io, blogspot.com)
  * describe web hosting, not who runs a mail domain.
+ *
+ * tldts builds its suffix trie when it is imported, so it is imported on the
+ * first validation (`loadPublicSuffixList`), not with the bundle.
  */
 export interface DomainPlacement {
   /** e.g. `co.uk` for `mail.example.co.uk`; the last label when the TLD is unknown. */
@@ -14,9 +17,21 @@ export interface DomainPlacement {
   isSubdomain: boolean;
 }
 
+let tldts: typeof Tldts | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads tldts, once per process. */
+export function loadPublicSuffixList(): Promise<void> {
+  loading ??= import('tldts').then((module) => {
+    tldts = module;
+  });
+  return loading;
+}
+
 /** `asciiDomain` is the lower-case A-label form from checkSyntax. */
 export function placeDomain(asciiDomain: string): DomainPlacement {
-  const parsed = parse(asciiDomain, { allowPrivateDomains: false, extractHostname: false });
+  if (!tldts) throw new Error('tldts is not loaded: await loadPublicSuffixList() (or prepareProfile) first');
+  const parsed = tldts.parse(asciiDomain, { allowPrivateDomains: false, extractHostname: false });
   const labels = asciiDomain.split('.');
   const publicSuffix = parsed.publicSuffix ?? labels[labels.length - 1] ?? asciiDomain;
   const registrableDomain = parsed.domain ?? undefined;

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { commonJsExports } from '#shared/util/commonjs';
 
 /**
  * The SMTP probe (SMTP_PROBE=tcp): does a mail host accept a TCP connection on
@@ -9,7 +10,8 @@ import net from 'node:net';
  * It connects to addresses the caller has already vetted (address-policy.ts)
  * instead of the host name, so a second DNS answer cannot redirect it
  * (DNS rebinding). Through SMTP_PROXY the same vetted address is handed to a
- * SOCKS5 proxy, for deployments whose own egress on port 25 is blocked.
+ * SOCKS5 proxy, for deployments whose own egress on port 25 is blocked;
+ * only those load the SOCKS client, at their first probe.
  */
 export interface ProbeOptions {
   port: number;
@@ -38,9 +40,8 @@ async function greetsWith220(address: string, port: number, timeoutMs: number, p
   const startedAt = Date.now();
   let socket: net.Socket;
   if (proxy) {
+    const { SocksClient } = commonJsExports(await import('socks'), 'SocksClient');
     try {
-      // Loaded with the first probe through a proxy: deployments without SMTP_PROXY never read it.
-      const { SocksClient } = await import('socks');
       const connection = await SocksClient.createConnection({
         proxy: { host: proxy.host, port: proxy.port, type: 5 },
         command: 'connect',

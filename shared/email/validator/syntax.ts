@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { SyntaxCheck } from '../result.ts';
-import { domainToAscii } from './idna.ts';
+import { domainToAscii, loadIdna, needsIdna } from './idna.ts';
 
 /**
  * Address syntax: what a client can fix by retyping, checked without the network.
@@ -26,6 +26,9 @@ import { domainToAscii } from './idna.ts';
  *   out such addresses, and they would let a caller point the SMTP probe at
  *   any address it likes.
  * - Nothing is trimmed: a space anywhere makes the address invalid.
+ *
+ * checkSyntax is synchronous; `prepareSyntax` loads beforehand what it needs
+ * for a batch (tr46, only when a domain is internationalized or has an A-label).
  */
 export const MAX_LOCAL_OCTETS = 64;
 export const MAX_DOMAIN_OCTETS = 253;
@@ -42,6 +45,12 @@ const JOINERS = new Set(['\u200c', '\u200d']);
 const NUMERIC_LABEL = /^(\d+|0x[0-9a-f]*)$/i;
 
 const fail = (reason: string): SyntaxCheck => ({ ok: false, reason });
+
+/** Loads what checkSyntax needs for these addresses: nothing for all-ASCII domains without `xn--` labels. */
+export async function prepareSyntax(addresses: readonly unknown[]): Promise<void> {
+  const needed = addresses.some((address) => typeof address === 'string' && needsIdna(address.slice(address.lastIndexOf('@') + 1)));
+  if (needed) await loadIdna();
+}
 
 export function checkSyntax(address: unknown): SyntaxCheck {
   if (typeof address !== 'string') return fail('must be a string');

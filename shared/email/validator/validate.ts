@@ -1,10 +1,10 @@
 import type { ValidationOutcome, ValidationResult } from '../result.ts';
-import { profileAddress } from './address-profile.ts';
+import { prepareProfile, profileAddress } from './address-profile.ts';
 import { forgetValidatorConfig, validatorConfig } from './config.ts';
 import { DnsFailure } from './dns-lookup.ts';
 import { MailDomainInspector, type DomainAssessment } from './mail-domain.ts';
 import { computeScore, scoreSignals } from './score.ts';
-import { checkSyntax } from './syntax.ts';
+import { checkSyntax, prepareSyntax } from './syntax.ts';
 
 export interface ValidateOptions {
   /** Epoch milliseconds. Past it the validation answers `error` (retry later) instead of waiting on. */
@@ -44,13 +44,17 @@ class DeadlineExceeded extends Error {}
  * waits (the lookup goes on and lands in the cache for the next attempt).
  *
  * A syntactically invalid address completes as invalid with score 0; callers
- * normally reject those earlier with checkSyntax's reason.
+ * normally reject those earlier with checkSyntax's reason. The first call in a
+ * process imports the lists and tables the checks need (prepareSyntax,
+ * prepareProfile); later calls find them loaded.
  */
 export async function validateEmail(address: string, options: ValidateOptions = {}): Promise<ValidationOutcome> {
   const domains = currentInspector();
+  await prepareSyntax([address]);
   const syntax = checkSyntax(address);
   if (!syntax.ok) return { status: 'completed', result: unparseable(address) };
 
+  await prepareProfile([syntax.asciiDomain]);
   const profile = profileAddress(syntax.local, syntax.asciiDomain);
   let domain: DomainAssessment;
   try {
