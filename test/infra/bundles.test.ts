@@ -1,5 +1,10 @@
 import { join } from 'node:path';
 import { buildSync, type Metafile } from 'esbuild';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { authorizer, fallback, routes, schedules, workers } from '#shared/routes';
 import { BUNDLING } from '../../infra/bundle.ts';
@@ -52,6 +57,11 @@ const functions = [
   ...schedules.map((s) => ({ handler: s.handler, validates: false, table: s.table })),
 ];
 
+const run = promisify(execFile);
+
+/** Loaded by the first validation (tr46 by the first internationalized domain, which adding to a list may meet too). */
+const HEAVY_DATA = /node_modules\/(tr46|punycode|tldts|tldts-core|mailchecker|email-providers)\/|domain-lists\.generated/;
+
 const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filter((i) => pattern.test(i)))];
 
 /**
@@ -62,11 +72,21 @@ const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filte
 const RARELY_NEEDED =
   /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics)\//;
 
-describe.each(functions)('the bundle of $handler', ({ handler, table }) => {
+describe.each(functions)('the bundle of $handler', ({ handler, table, validates }) => {
   const contents = contentsOf(handler);
 
   it('reads no rarely needed code at init', () => {
     expect(matching(contents.eager, RARELY_NEEDED)).toEqual([]);
+  });
+
+  it("reads none of the validator's heavy data at init (domain lists, Public Suffix List, IDNA tables)", () => {
+    expect(matching(contents.eager, HEAVY_DATA)).toEqual([]);
+  });
+
+  it.runIf(!validates)("carries the validator's heavy data only if it validates", () => {
+    expect(
+      matching(contents.all, HEAVY_DATA).filter((i) => !/node_modules\/(tr46|punycode)\//.test(i) || handler !== 'email-lists/add'),
+    ).toEqual([]);
   });
 
   it('carries no classic zod (zod/mini builds only what is used)', () => {
@@ -94,5 +114,60 @@ describe('request schemas', () => {
     const emails = contentsOf('emails/list');
     expect(found(emails.code, ['must be a positive integer'])).toEqual(['must be a positive integer']);
     expect(found(emails.code, ['must contain at least one address', 'must be at most 200 characters'])).toEqual([]);
+  });
+});
+
+describe('code loaded on first use', () => {
+  it('runs from its chunks: the form parser, IDNA, the domain lists and Public Suffix List, Powertools Metrics', async () => {
+    // Given the modules that import on first use, bundled as the stack bundles them
+    const outdir = mkdtempSync(join(tmpdir(), 'chunks-'));
+    try {
+      buildSync({
+        ...BUNDLING,
+        stdin: {
+          contents: [
+            "export { countMetric, flushMetrics } from '#shared/util/metrics';",
+            "export { loadValidator } from '#shared/email/validator/load';",
+            "export { checkSyntax } from '#shared/email/validator/syntax';",
+            "export { profileAddress } from '#shared/email/validator/address-profile';",
+            "export { loadFormParser, parseForm } from '#shared/http/body';",
+          ].join('\n'),
+          resolveDir: repoRoot,
+          sourcefile: 'first-use.ts',
+          loader: 'ts',
+        },
+        outdir,
+      });
+      expect(readdirSync(join(outdir, 'chunks')).filter((f) => f.endsWith('.mjs')).length).toBeGreaterThan(0);
+
+      // When each is loaded and used, by Node's own loader as on Lambda
+      const script = `
+        const bundle = await import(${JSON.stringify(pathToFileURL(join(outdir, 'stdin.mjs')).href)});
+        await bundle.loadFormParser();
+        await bundle.loadValidator();
+        bundle.countMetric('messagesSent');
+        await bundle.flushMetrics();
+        console.log(JSON.stringify({
+          form: bundle.parseForm('a[b][]=1&a[b][]=2'),
+          syntax: bundle.checkSyntax('user@bücher.de'),
+          disposable: bundle.profileAddress('info', 'mailinator.com').is_disposable,
+          free: bundle.profileAddress('info', 'gmail.com').is_free,
+        }));`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+        env: { ...process.env, AWS_LAMBDA_FUNCTION_NAME: 'first-use' },
+      });
+      const [metricsLine, resultLine] = stdout.trim().split('\n');
+
+      // Then they answer as they do from source
+      expect(JSON.parse(resultLine!)).toEqual({
+        form: { a: { b: ['1', '2'] } },
+        syntax: expect.objectContaining({ ok: true, asciiDomain: 'xn--bcher-kva.de' }),
+        disposable: true,
+        free: true,
+      });
+      expect(JSON.parse(metricsLine!)).toMatchObject({ MessagesSent: 1 });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
   });
 });
