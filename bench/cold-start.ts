@@ -110,15 +110,17 @@ export async function coldStarts(): Promise<ColdStartReport> {
       if (seen) seen.names.push(name);
       else bundles.set(key, { names: [name], file: fn.file, nodeOptions });
     }
-    const functions = [...bundles.values()].map(({ names, file, nodeOptions }) => ({
+    const sized = [...bundles.values()].map((b) => ({ ...b, ...bundleKib(b.file) }));
+    const functions = sized.map(({ names, file, nodeOptions, kib, lazyKib }) => ({
       names,
-      ...bundleKib(file),
+      kib,
+      lazyKib,
       ...pairedRatio(
         () => importCpuMs(floor, nodeOptions),
         () => importCpuMs(file, nodeOptions),
       ),
     }));
-    const largest = [...bundles.values()].reduce((a, b) => (bundleKib(b.file).kib > bundleKib(a.file).kib ? b : a));
+    const largest = sized.reduce((a, b) => (b.kib > a.kib ? b : a));
     const sourceMaps = {
       name: largest.names[0]!,
       ...pairedRatio(

@@ -1,9 +1,7 @@
-import type { parse as QsParse } from 'qs';
 import { ApiError, badRequest } from '#shared/http/errors';
+import { loadedOnFirstUse } from '#shared/util/first-use';
 
 export const MAX_BODY_BYTES = 256 * 1024;
-
-let qsParse: typeof QsParse | undefined;
 
 /**
  * qs, with the get-intrinsic and side-channel modules under it, is loaded by
@@ -11,9 +9,8 @@ let qsParse: typeof QsParse | undefined;
  * body, and evaluating qs is about a tenth of a handler's cold import
  * (docs/performance.md). The middleware awaits this before parsing a form.
  */
-export async function loadFormParser(): Promise<void> {
-  qsParse ??= (await import('qs')).default.parse;
-}
+const qs = loadedOnFirstUse(async () => (await import('qs')).default.parse, 'loadFormParser() must have run before a form body is parsed');
+export const loadFormParser = qs.load;
 
 export const isForm = (contentType: string | undefined) => /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '');
 
@@ -22,8 +19,7 @@ export const isForm = (contentType: string | undefined) => /^\s*application\/x-w
  * limits keep a hostile body from building huge or deep objects.
  */
 export const parseForm = (text: string) => {
-  if (!qsParse) throw new Error('loadFormParser() must have run before a form body is parsed');
-  return qsParse(text, { depth: 4, arrayLimit: 100, parameterLimit: 1000, allowPrototypes: false, charset: 'utf-8' });
+  return qs.get()(text, { depth: 4, arrayLimit: 100, parameterLimit: 1000, allowPrototypes: false, charset: 'utf-8' });
 };
 
 export type MediaType = 'json' | 'form';

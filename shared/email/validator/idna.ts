@@ -1,5 +1,6 @@
 import type * as Tr46 from 'tr46';
 import { commonJsExports } from '#shared/util/commonjs';
+import { loadedOnFirstUse } from '#shared/util/first-use';
 
 /**
  * Internationalized domain names (IDNA) for mail domains, done by `tr46`
@@ -49,21 +50,14 @@ export type IdnaResult = { ascii: string } | { reason: string };
 const PLAIN_ASCII = /^[A-Za-z0-9.-]*$/;
 const A_LABEL = /(^|\.)xn--/i;
 
-let tr46: typeof Tr46 | undefined;
-let loading: Promise<void> | undefined;
+const tr46 = loadedOnFirstUse(
+  async (): Promise<typeof Tr46> => commonJsExports(await import('tr46'), 'toASCII'),
+  'tr46 is not loaded: await loadIdna() (or prepareSyntax) before checking an internationalized domain',
+);
 
 /** Loads tr46, once per process. */
-export function loadIdna(): Promise<void> {
-  loading ??= import('tr46').then((module) => {
-    tr46 = commonJsExports(module, 'toASCII');
-  });
-  return loading;
-}
-
-function uts46(): typeof Tr46 {
-  if (!tr46) throw new Error('tr46 is not loaded: await loadIdna() (or prepareSyntax) before checking an internationalized domain');
-  return tr46;
-}
+export const loadIdna = tr46.load;
+const uts46 = tr46.get;
 
 /** Whether the domain needs tr46: it has a non-ASCII character, or an A-label to decode and check. */
 export function needsIdna(domain: string): boolean {

@@ -1,3 +1,4 @@
+import { loadedOnFirstUse } from '#shared/util/first-use';
 import { institutionKind, loadPublicSuffixList, placeDomain } from './public-suffix.ts';
 
 /**
@@ -25,28 +26,24 @@ const NOT_PROVIDERS = new Set(['example.com', 'example.net', 'example.org']);
 /** Well-known free providers the package list lacks (checked against it when this file was written). */
 const EXTRA_PROVIDERS = ['tuta.com', 'tuta.io', 'tutanota.com', 'tutanota.de', 'tutamail.com', 'zohomail.com'];
 
-let lists: { disposable: ReadonlySet<string>; free: ReadonlySet<string> } | undefined;
-let loading: Promise<void> | undefined;
+const lists = loadedOnFirstUse<{ disposable: ReadonlySet<string>; free: ReadonlySet<string> }>(
+  () =>
+    Promise.all([import('./domain-lists.generated.ts'), loadPublicSuffixList()]).then(([generated]) => {
+      const disposable = new Set(generated.DISPOSABLE_DOMAINS.split('\n'));
+      const free = new Set(
+        [...generated.PROVIDER_DOMAINS.split('\n'), ...EXTRA_PROVIDERS]
+          // Exact matches only: cheap enough for a cold start, and the list's
+          // throwaway services are named by their own domains.
+          .filter((domain) => !NOT_PROVIDERS.has(domain) && !disposable.has(domain)),
+      );
+      return { disposable, free };
+    }),
+  'the domain lists are not loaded: await loadMailboxProviders() (or prepareProfile) first',
+);
 
 /** Loads the domain lists (and the Public Suffix List the checks use), once per process. */
-export function loadMailboxProviders(): Promise<void> {
-  loading ??= Promise.all([import('./domain-lists.generated.ts'), loadPublicSuffixList()]).then(([generated]) => {
-    const disposable = new Set(generated.DISPOSABLE_DOMAINS.split('\n'));
-    const free = new Set(
-      [...generated.PROVIDER_DOMAINS.split('\n'), ...EXTRA_PROVIDERS]
-        // Exact matches only: cheap enough for a cold start, and the list's
-        // throwaway services are named by their own domains.
-        .filter((domain) => !NOT_PROVIDERS.has(domain) && !disposable.has(domain)),
-    );
-    lists = { disposable, free };
-  });
-  return loading;
-}
-
-function loaded() {
-  if (!lists) throw new Error('the domain lists are not loaded: await loadMailboxProviders() (or prepareProfile) first');
-  return lists;
-}
+export const loadMailboxProviders = lists.load;
+const loaded = lists.get;
 
 /**
  * Whether the domain, or its registrable domain (`mail.yahoo.co.uk` →

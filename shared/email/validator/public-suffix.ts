@@ -1,4 +1,5 @@
 import type * as Tldts from 'tldts';
+import { loadedOnFirstUse } from '#shared/util/first-use';
 
 /**
  * Where a domain sits in the Public Suffix List (the copy shipped in `tldts`).
@@ -17,21 +18,17 @@ export interface DomainPlacement {
   isSubdomain: boolean;
 }
 
-let tldts: typeof Tldts | undefined;
-let loading: Promise<void> | undefined;
+const tldts = loadedOnFirstUse<typeof Tldts>(
+  () => import('tldts'),
+  'tldts is not loaded: await loadPublicSuffixList() (or prepareProfile) first',
+);
 
 /** Loads tldts, once per process. */
-export function loadPublicSuffixList(): Promise<void> {
-  loading ??= import('tldts').then((module) => {
-    tldts = module;
-  });
-  return loading;
-}
+export const loadPublicSuffixList = tldts.load;
 
 /** `asciiDomain` is the lower-case A-label form from checkSyntax. */
 export function placeDomain(asciiDomain: string): DomainPlacement {
-  if (!tldts) throw new Error('tldts is not loaded: await loadPublicSuffixList() (or prepareProfile) first');
-  const parsed = tldts.parse(asciiDomain, { allowPrivateDomains: false, extractHostname: false });
+  const parsed = tldts.get().parse(asciiDomain, { allowPrivateDomains: false, extractHostname: false });
   const labels = asciiDomain.split('.');
   const publicSuffix = parsed.publicSuffix ?? labels[labels.length - 1] ?? asciiDomain;
   const registrableDomain = parsed.domain ?? undefined;
