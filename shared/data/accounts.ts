@@ -1,5 +1,5 @@
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import type { TransactItem } from '#shared/db/batch';
 import { txUpdate } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
@@ -15,9 +15,9 @@ export interface Account {
   created_at: number;
 }
 
-const accountItem = itemSchema(() =>
-  z.object({ account_id: z.string(), name: z.string(), credits: z.optional(z.number()), created_at: z.number() }),
-);
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+const accountItem = /* @__PURE__ */ (() =>
+  v.object({ account_id: v.string(), name: v.string(), credits: v.optional(v.number()), created_at: v.number() }))();
 
 export async function createAccount(input: { name: string; credits?: number }): Promise<Account> {
   const account: Account = { account_id: newId('acct'), name: input.name, created_at: nowSeconds() };
@@ -29,7 +29,7 @@ export async function createAccount(input: { name: string; credits?: number }): 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
   const item = await getItem(keys.account.key({ acct: accountId }));
   if (!item) return undefined;
-  const { credits, ...account } = accountItem.parse(item);
+  const { credits, ...account } = parseItem(accountItem, item);
   return { ...account, ...(credits === undefined ? {} : { credits }) };
 }
 

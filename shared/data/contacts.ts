@@ -1,5 +1,5 @@
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import { batchGet, txUpdate, type TransactItem } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
 import { getItem, putNew } from '#shared/db/items';
@@ -35,19 +35,19 @@ export async function createContact(input: {
   return contact;
 }
 
-const contactItem = itemSchema(() =>
-  z.object({
-    id: z.string(),
-    account_id: z.string(),
-    username: z.string(),
-    phone_number: z.nullable(z.string()),
-    avatar_url: z.nullable(z.string()),
-    last_active_at: z.nullable(z.number()),
-    created_at: z.number(),
-  }),
-);
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+const contactItem = /* @__PURE__ */ (() =>
+  v.object({
+    id: v.string(),
+    account_id: v.string(),
+    username: v.string(),
+    phone_number: v.nullable(v.string()),
+    avatar_url: v.nullable(v.string()),
+    last_active_at: v.nullable(v.number()),
+    created_at: v.number(),
+  }))();
 
-const toContact = (item: Record<string, unknown>): Contact => contactItem.parse(item);
+const toContact = (item: Record<string, unknown>): Contact => parseItem(contactItem, item);
 
 export async function getContact(accountId: string, contactId: string): Promise<Contact | undefined> {
   const item = await getItem(keys.contact.key({ acct: accountId, ct: contactId }));

@@ -1,5 +1,5 @@
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import { batchGet, namedParts, transactNamed, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
@@ -24,24 +24,25 @@ export interface Conversation {
   archived_at: number | null;
 }
 
-const conversationSchema = itemSchema(() =>
-  z.object({
-    id: z.string(),
-    account_id: z.string(),
-    owner_contact_id: z.string(),
-    contact_id: z._default(z.nullable(z.string()), null),
-    group_id: z._default(z.nullable(z.string()), null),
-    pinned_message_id: z._default(z.nullable(z.string()), null),
-    is_pinned: z.boolean(),
-    is_muted: z.boolean(),
-    last_active_at: z._default(z.nullable(z.number()), null),
-    last_opened_at: z._default(z.nullable(z.number()), null),
-    created_at: z.number(),
-    archived_at: z._default(z.nullable(z.number()), null),
-  }),
-);
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+// v.nullish(x, null): null or absent, read as null.
+const conversationSchema = /* @__PURE__ */ (() =>
+  v.object({
+    id: v.string(),
+    account_id: v.string(),
+    owner_contact_id: v.string(),
+    contact_id: v.nullish(v.string(), null),
+    group_id: v.nullish(v.string(), null),
+    pinned_message_id: v.nullish(v.string(), null),
+    is_pinned: v.boolean(),
+    is_muted: v.boolean(),
+    last_active_at: v.nullish(v.number(), null),
+    last_opened_at: v.nullish(v.number(), null),
+    created_at: v.number(),
+    archived_at: v.nullish(v.number(), null),
+  }))();
 
-export const toConversation = (item: Record<string, unknown>): Conversation => conversationSchema.parse(item);
+export const toConversation = (item: Record<string, unknown>): Conversation => parseItem(conversationSchema, item);
 
 const stateOf = (c: Pick<Conversation, 'is_muted' | 'is_pinned' | 'archived_at'>): ConversationState => ({
   muted: c.is_muted,

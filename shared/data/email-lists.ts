@@ -1,5 +1,5 @@
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import {
   namedParts,
   transactNamed,
@@ -56,28 +56,29 @@ export function listStatus(list: EmailList): ListStatus {
   return 'completed';
 }
 
-const count = () => z._default(z.number(), 0);
+// Built in /* @__PURE__ */ calls, so that esbuild drops them from functions that never read these items (shared/db/item-schema.ts).
+// v.optional(x, d): absent, read as d; v.nullish(x, null): null or absent, read as null.
+const count = /* @__PURE__ */ (() => v.optional(v.number(), 0))();
 
-const listItem = itemSchema(() =>
-  z.pipe(
-    z.object({
-      id: z.number(),
-      account_id: z.string(),
-      name: z.string(),
-      description: z._default(z.nullable(z.string()), null),
-      member_count: count(),
-      rejected_count: count(),
-      pending_count: count(),
-      awaiting_count: count(),
-      has_error: z._default(z.boolean(), false),
-      seq: z.number(),
-      created_at: z.number(),
+const listItem = /* @__PURE__ */ (() =>
+  v.pipe(
+    v.object({
+      id: v.number(),
+      account_id: v.string(),
+      name: v.string(),
+      description: v.nullish(v.string(), null),
+      member_count: count,
+      rejected_count: count,
+      pending_count: count,
+      awaiting_count: count,
+      has_error: v.optional(v.boolean(), false),
+      seq: v.number(),
+      created_at: v.number(),
     }),
-    z.transform(({ member_count, ...list }): EmailList => ({ ...list, email_count: Math.max(0, member_count) })),
-  ),
-);
+    v.transform(({ member_count, ...list }): EmailList => ({ ...list, email_count: Math.max(0, member_count) })),
+  ))();
 
-export const toEmailList = (item: Record<string, unknown>): EmailList => listItem.parse(item);
+export const toEmailList = (item: Record<string, unknown>): EmailList => parseItem(listItem, item);
 
 const listKey = (accountId: string, list: number) => keys.list.key({ acct: accountId, list });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, getItem, putItem, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -22,13 +22,13 @@ export type Claim = { kind: 'claimed' } | { kind: 'replay'; response: StoredResp
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
 const key = (accountId: string, idempotencyKey: string) => keys.idempotency.key({ acct: accountId, key_hash: hash(idempotencyKey) });
 
-const recordItem = itemSchema(() =>
-  z.object({
-    status: z.enum(['in_progress', 'completed']),
-    fingerprint: z.string(),
-    response: z.optional(z.object({ statusCode: z.number(), body: z.string() })),
-  }),
-);
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+const recordItem = /* @__PURE__ */ (() =>
+  v.object({
+    status: v.picklist(['in_progress', 'completed']),
+    fingerprint: v.string(),
+    response: v.optional(v.object({ statusCode: v.number(), body: v.string() })),
+  }))();
 
 /**
  * Claims the key for this request, or tells what the earlier request with it
@@ -55,7 +55,7 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
       if (claimed) return { kind: 'claimed' } as const;
       const item = await getItem(key(accountId, idempotencyKey), true);
       if (!item) return AGAIN;
-      const record = recordItem.parse(item);
+      const record = parseItem(recordItem, item);
       if (record.fingerprint !== hash(fingerprint)) return { kind: 'mismatch' } as const;
       if (record.status === 'in_progress') return { kind: 'in_progress' } as const;
       return { kind: 'replay', response: record.response! } as const;

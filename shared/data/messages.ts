@@ -1,5 +1,5 @@
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import { batchGet, transactNamed, txDelete, txPut } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
@@ -50,38 +50,57 @@ export interface Message {
  */
 type StoredReactions = Record<string, [number, ...string[]]>;
 
-const toReactions = (stored: StoredReactions | undefined): ReactionEntry[] =>
-  Object.entries(stored ?? {})
+const toReactions = (stored: StoredReactions): ReactionEntry[] =>
+  Object.entries(stored)
     .sort(([a, [x]], [b, [y]]) => x - y || (a < b ? -1 : 1))
     .map(([name, [, ...contacts]]) => ({ name, contacts: [...new Set(contacts)] }));
 
-const attachmentItem = () =>
-  z.object({
-    id: z.string(),
-    type: z.enum(['image', 'video', 'audio', 'file']),
-    url: z.string(),
-    name: z.nullable(z.string()),
-    mime_type: z.nullable(z.string()),
-    size: z.nullable(z.number()),
-  });
+// Built in /* @__PURE__ */ calls, so that esbuild drops them from functions that never read these items (shared/db/item-schema.ts).
+const storedReaction = /* @__PURE__ */ (() => v.tupleWithRest([v.number()], v.string()))();
 
-const messageSchema = itemSchema(() =>
-  z.object({
-    id: z.string(),
-    account_id: z.string(),
-    conversation_id: z.string(),
-    contact_id: z.string(),
-    message: z.string(),
-    reactions: z.pipe(z.optional(z.record(z.string(), z.tuple([z.number()], z.string()))), z.transform(toReactions)),
-    attachments: z._default(z.array(attachmentItem()), []),
-    read_at: z._default(z.nullable(z.number()), null),
-    created_at: z.number(),
-    updated_at: z._default(z.nullable(z.number()), null),
-    extras_bytes: z._default(z.number(), 0),
-  }),
-);
+/**
+ * A map of name to `[seq, ...contacts]`. Not v.record, which takes an array
+ * for a map and leaves out keys named `constructor`, `prototype` or
+ * `__proto__` without an issue: a stored value that is not such a map must
+ * fail the parse, and one that is must read as stored.
+ */
+const storedReactions = /* @__PURE__ */ (() =>
+  v.custom<StoredReactions>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      Object.values(value).every((entry) => v.is(storedReaction, entry)),
+  ))();
 
-const toMessage = (item: Record<string, unknown>): Message => messageSchema.parse(item);
+const attachmentItem = /* @__PURE__ */ (() =>
+  v.object({
+    id: v.string(),
+    type: v.picklist(['image', 'video', 'audio', 'file']),
+    url: v.string(),
+    name: v.nullable(v.string()),
+    mime_type: v.nullable(v.string()),
+    size: v.nullable(v.number()),
+  }))();
+
+// v.optional(x, d): absent, read as d; v.nullish(x, null): null or absent, read as null.
+const messageSchema = /* @__PURE__ */ (() =>
+  v.object({
+    id: v.string(),
+    account_id: v.string(),
+    conversation_id: v.string(),
+    contact_id: v.string(),
+    message: v.string(),
+    // An absent map reads as no reactions.
+    reactions: v.pipe(v.optional(storedReactions, {}), v.transform(toReactions)),
+    attachments: v.optional(v.array(attachmentItem), []),
+    read_at: v.nullish(v.number(), null),
+    created_at: v.number(),
+    updated_at: v.nullish(v.number(), null),
+    extras_bytes: v.optional(v.number(), 0),
+  }))();
+
+const toMessage = (item: Record<string, unknown>): Message => parseItem(messageSchema, item);
 
 const isMessageItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.message.skPrefix);
 

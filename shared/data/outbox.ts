@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import { batchDelete, batchPut, txPut, txUpdate, type TransactItem } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, putItem, query, updateItem, type Key } from '#shared/db/items';
@@ -105,26 +105,26 @@ export async function dropOutboxDeltas(item: OutboxItem): Promise<void> {
   await conditionHeld(updateItem(outboxKey(item), update().remove`deltas`.when`attribute_exists(pk)`));
 }
 
-const outboxItem = itemSchema(() =>
-  z.object({
-    account_id: z.string(),
-    outbox_id: z.string(),
-    email_ids: z.array(z.number()),
-    addresses: z.optional(z.array(z.string())),
-    seqs: z.optional(z.array(z.number())),
-    list_id: z.optional(z.nullable(z.number())),
-    emails_created_at: z.optional(z.number()),
-    created_at_ms: z.number(),
-    awaiting: z.boolean(),
-    collection: z.object({ pk: z.string(), sk: z.string() }),
-    collection_must_exist: z.boolean(),
-    token: z.string(),
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+const outboxItem = /* @__PURE__ */ (() =>
+  v.object({
+    account_id: v.string(),
+    outbox_id: v.string(),
+    email_ids: v.array(v.number()),
+    addresses: v.optional(v.array(v.string())),
+    seqs: v.optional(v.array(v.number())),
+    list_id: v.optional(v.nullable(v.number())),
+    emails_created_at: v.optional(v.number()),
+    created_at_ms: v.number(),
+    awaiting: v.boolean(),
+    collection: v.object({ pk: v.string(), sk: v.string() }),
+    collection_must_exist: v.boolean(),
+    token: v.string(),
     // Written by this module only (outboxPut): its shape is the Deltas type's.
-    deltas: z.optional(z.custom<Deltas>((value) => typeof value === 'object' && value !== null)),
-  }),
-);
+    deltas: v.optional(v.custom<Deltas>((value) => typeof value === 'object' && value !== null)),
+  }))();
 
-const toOutbox = (item: Record<string, unknown>): OutboxItem => outboxItem.parse(item);
+const toOutbox = (item: Record<string, unknown>): OutboxItem => parseItem(outboxItem, item);
 
 type OutboxIndex = typeof keys.awaitingOutboxes | typeof keys.allAwaitingOutboxes | typeof keys.readyOutboxes | typeof keys.dueOutboxes;
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import * as z from 'zod/mini';
-import { itemSchema } from '#shared/db/item-schema';
+import * as v from 'valibot';
+import { parseItem } from '#shared/db/item-schema';
 import { update } from '#shared/db/expression';
 import { conditionHeld, getItem, putNew, query, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -55,12 +55,12 @@ export interface TokenInfo {
   revoked_at: number | null;
 }
 
-const listedToken = itemSchema(() =>
-  z.object({ token_id: z.string(), contact_id: z.string(), created_at: z.number(), revoked_at: z.optional(z.number()) }),
-);
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+const listedToken = /* @__PURE__ */ (() =>
+  v.object({ token_id: v.string(), contact_id: v.string(), created_at: v.number(), revoked_at: v.optional(v.number()) }))();
 
 const tokenInfo = (item: Record<string, unknown>): TokenInfo => {
-  const stored = listedToken.parse(item);
+  const stored = parseItem(listedToken, item);
   return { id: stored.token_id, contact_id: stored.contact_id, created_at: stored.created_at, revoked_at: stored.revoked_at ?? null };
 };
 
@@ -76,14 +76,16 @@ export async function revokeTokenById(tokenId: string): Promise<boolean> {
   return item ? revokeKey({ pk: item.pk as string, sk: item.sk as string }) : false;
 }
 
-const tokenItem = itemSchema(() => z.object({ account_id: z.string(), contact_id: z.string(), revoked_at: z.optional(z.number()) }));
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+const tokenItem = /* @__PURE__ */ (() =>
+  v.object({ account_id: v.string(), contact_id: v.string(), revoked_at: v.optional(v.number()) }))();
 
 export async function findPrincipal(token: string): Promise<Principal | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
   // Consistent, so a revoked token stops working on the very next request.
   const item = await getItem(keys.token.key({ token_hash: hashToken(token) }), true);
   if (!item) return undefined;
-  const stored = tokenItem.parse(item);
+  const stored = parseItem(tokenItem, item);
   if (stored.revoked_at !== undefined) return undefined;
   return { accountId: stored.account_id, contactId: stored.contact_id };
 }

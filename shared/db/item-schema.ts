@@ -1,14 +1,23 @@
-import type * as z from 'zod/mini';
+import * as v from 'valibot';
 
 /**
- * An item schema built on its first parse rather than at import. Building a
- * zod schema is work (every field is an object with its own checks), and a
- * function reads only some of the item types whose modules it imports: the
- * authorizer never parses a message, a read never an idempotency record.
- * Built at import, every schema of every imported module cost every cold
- * start (docs/performance.md, "Cold start").
+ * The one place that parses a stored item against its schema. Each data
+ * module defines its items' schemas with valibot, at module level: building
+ * one makes a few plain objects, cheap enough to do at import. Each is built
+ * in a `@__PURE__` call all the same, as esbuild does not carry valibot's own
+ * side-effect-free marks across modules: so a function's bundle keeps (and
+ * builds) only the schemas of the items it reads (docs/performance.md,
+ * "Cold start").
+ *
+ * Attributes a schema does not name (keys, index entries, `type`) are left
+ * out; an optional one that is absent stays absent. An item that does not
+ * match its schema is a bug, not a client's mistake: this throws (the
+ * request answers 500) rather than return a value of the wrong shape, and
+ * the message names the attribute at fault.
  */
-export function itemSchema<S extends z.ZodMiniType>(build: () => S): { parse(item: unknown): z.output<S> } {
-  let schema: S | undefined;
-  return { parse: (item) => (schema ??= build()).parse(item) };
+export function parseItem<S extends v.GenericSchema>(schema: S, item: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, item);
+  if (result.success) return result.output;
+  const [issue] = result.issues;
+  throw new Error(`stored item does not match its schema at ${v.getDotPath(issue) ?? 'its root'}: ${issue.message}`);
 }

@@ -1,5 +1,7 @@
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { attr, condition, update } from '#shared/db/expression';
+import { parseItem } from '#shared/db/item-schema';
 import { AGAIN, retryOnConflict } from '#shared/db/retry';
 
 const conflict = () =>
@@ -52,5 +54,23 @@ describe('retryOnConflict', () => {
     let failures = 0;
     await expect(retryOnConflict(async () => (failures++, Promise.reject(new Error('boom'))))).rejects.toThrow('boom');
     expect(failures).toBe(1);
+  });
+});
+
+describe('parseItem', () => {
+  const schema = v.object({ id: v.string(), note: v.optional(v.string()), count: v.optional(v.number(), 0) });
+
+  it('keeps what the schema names: unknown attributes left out, an absent optional one absent, a default filled in', () => {
+    // Given a stored item with its keys and type beside its fields, and no note
+    const item = { pk: 'P', sk: 'S', type: 'thing', id: 'a' };
+    // When it is parsed, then only the schema's fields remain, and note is not even an undefined key
+    const parsed = parseItem(schema, item);
+    expect(parsed).toStrictEqual({ id: 'a', count: 0 });
+    expect('note' in parsed).toBe(false);
+  });
+
+  it('throws on an item that does not match, naming the attribute at fault', () => {
+    expect(() => parseItem(schema, { id: 'a', count: 'many' })).toThrow(/at count: .*Expected number/);
+    expect(() => parseItem(schema, { note: 'x' })).toThrow(/at id: /);
   });
 });
