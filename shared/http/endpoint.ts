@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import * as z from 'zod/mini';
+import * as v from 'valibot';
 import type { Principal } from '#shared/data/tokens';
 import type { MediaType } from '#shared/http/body';
 import { notFound } from '#shared/errors';
@@ -10,6 +10,7 @@ import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
 import { authenticate } from '#shared/http/authenticate';
 import { errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
+import type { Schema } from '#shared/http/validation';
 import { instrumented } from '#shared/util/invocation';
 
 export interface EndpointInput<B, Q, P = undefined> {
@@ -26,8 +27,8 @@ export interface Reply {
 }
 
 export interface EndpointSpec<B, Q, P = undefined> {
-  body?: z.ZodMiniType<B>;
-  query?: z.ZodMiniType<Q>;
+  body?: Schema<B>;
+  query?: Schema<Q>;
   /** The resource id in the path; a malformed one answers 404 before `run`. */
   path?: PathId<P>;
   /** Accepted body encodings (the messaging API takes both). */
@@ -40,7 +41,7 @@ export interface EndpointSpec<B, Q, P = undefined> {
   idempotent?: boolean | 'per-user';
 }
 
-const noParameters = z.strictObject({});
+const noParameters = v.strictObject({});
 
 function pathId<P>(path: PathId<P> | undefined, event: APIGatewayProxyEvent): P {
   if (!path) return undefined as P;

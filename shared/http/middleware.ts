@@ -1,10 +1,9 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { z } from 'zod/mini';
 import type { Principal } from '#shared/data/tokens';
 import { corsHeaders } from '#shared/http/cors';
 import { isForm, loadFormParser, parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
-import { validate } from '#shared/http/validation';
+import { validate, type Schema } from '#shared/http/validation';
 import { asApiError, internal } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
 import { describeError, logger } from '#shared/util/logger';
@@ -65,11 +64,7 @@ export const errorEnvelope = (): Middleware => ({
  * and query with the endpoint's strict schemas: a bad input becomes the
  * documented 4xx (docs/api-conventions.md) before any domain code runs.
  */
-export const parseInput = (spec: {
-  body: z.ZodMiniType<unknown>;
-  query: z.ZodMiniType<unknown>;
-  media: readonly MediaType[];
-}): Middleware => ({
+export const parseInput = (spec: { body: Schema<unknown>; query: Schema<unknown>; media: readonly MediaType[] }): Middleware => ({
   before: async (request) => {
     const { event } = request;
     const contentType = header(event, 'content-type');

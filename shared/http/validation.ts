@@ -1,32 +1,42 @@
-import type { z } from 'zod/mini';
+import * as v from 'valibot';
 import { unknownParameter } from '#shared/http/body';
 import { badRequest } from '#shared/http/errors';
+
+/** A request schema: any input, the endpoint's typed value out. */
+export type Schema<T> = v.GenericSchema<unknown, T>;
+type Issue = v.BaseIssue<unknown>;
 
 /** `['attachments', 0, 'url']` → `attachments[0][url]`, the name a form client sent. */
 export const paramName = (path: readonly PropertyKey[]) => path.map((p, i) => (i === 0 ? String(p) : `[${String(p)}]`)).join('');
 
 /** Parses with a schema, turning the first issue into the documented 400 (docs/api-conventions.md). */
-export function validate<T>(schema: z.ZodMiniType<T>, input: unknown, where: 'body' | 'query'): T {
-  const result = schema.safeParse(input, { error: describeIssue });
-  if (result.success) return result.data;
+export function validate<T>(schema: Schema<T>, input: unknown, where: 'body' | 'query'): T {
+  const result = v.safeParse(schema, input, { message: describeIssue });
+  if (result.success) return result.output;
+  const issues = result.issues.map((issue) => mostSpecific(issue, []));
   // A misspelt parameter is the likelier mistake, so name it before any value problem.
-  const issues = result.error.issues.map(mostSpecific);
-  const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!;
-  if (issue.code === 'unrecognized_keys') {
-    const name = paramName([...issue.path, issue.keys[0]!]);
-    throw unknownParameter(name, where);
-  }
-  const name = issue.path.length > 0 ? paramName(issue.path) : undefined;
-  // Missing means absent: a value of the wrong type is invalid, whatever it is.
-  if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+  const unknown = issues.find(({ issue }) => isUnknownKey(issue));
+  if (unknown) throw unknownParameter(paramName(unknown.path), where);
+  const { issue, path } = issues[0]!;
+  const name = path.length > 0 ? paramName(path) : undefined;
+  const sent = valueAt(input, path);
+  // Missing means absent: a value of the wrong kind is invalid, whatever it is.
+  if (sent === undefined && issue.kind === 'schema') {
     return fail(`Missing required parameter: ${name}`, name, 'parameter_missing');
   }
-  const sent = valueAt(input, issue.path);
   // A schema's own wording ("must be a string") gets what was sent too.
-  const wrongKind = (issue.code === 'invalid_type' || issue.code === 'invalid_union') && !issue.message.includes(', got ');
-  const message = wrongKind ? `${issue.message}, got ${kindOf(sent)}` : issue.message;
+  const message = wrongKind(issue) && !issue.message.includes(', got ') ? `${issue.message}, got ${kindOf(sent)}` : issue.message;
   return fail(name ? `Invalid ${name}: ${message}` : message, name, 'parameter_invalid');
 }
+
+/** A strict object's report of a key it does not take. */
+const isUnknownKey = (issue: Issue) => issue.type === 'strict_object' && issue.expected === 'never';
+
+/** Issues about the kind of value sent (a string where a number belongs), as opposed to its content. */
+const wrongKind = (issue: Issue) =>
+  (issue.kind === 'schema' && issue.type !== 'literal' && issue.type !== 'picklist') || issue.type === 'safe_integer';
+
+const keysOf = (issue: Issue): PropertyKey[] => issue.path?.map((item) => item.key as PropertyKey) ?? [];
 
 const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown => {
   let node = input;
@@ -48,51 +58,51 @@ const kindOf = (value: unknown): string => {
 
 const article = (noun: string) => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`);
 
-type RawIssue = z.core.$ZodRawIssue;
+/** The kind a schema takes, by its type: objects and records are both "an object" to a client. */
+const KIND: Record<string, string> = { strict_object: 'object', object: 'object', record: 'object' };
 
-/** What one issue (or one branch of a union) wanted, as a phrase: "a string", "empty". */
-function expected(issue: RawIssue | z.core.$ZodIssue): string | undefined {
-  if (issue.code === 'invalid_type') {
-    if (issue.expected === 'null') return undefined;
-    return article(issue.expected === 'record' ? 'object' : String(issue.expected));
+/** What one issue (or one alternative of a union) wanted, as a phrase: "a string", "empty". */
+function expected(issue: Issue): string | undefined {
+  if (issue.type === 'null') return undefined;
+  if (issue.type === 'literal' || issue.type === 'picklist') {
+    return issue.expected
+      ?.split(' | ')
+      .map((e) => (e === '""' ? 'empty' : e))
+      .join(' or ');
   }
-  if (issue.code === 'invalid_value') return issue.values.map((v) => (v === '' ? 'empty' : JSON.stringify(v))).join(' or ');
-  const message = 'message' in issue ? issue.message : undefined;
-  return message?.startsWith('must be ') ? message.slice('must be '.length) : undefined;
+  if (issue.message.startsWith('must be ')) return issue.message.slice('must be '.length).split(', got ')[0];
+  if (issue.kind === 'schema') return article(KIND[issue.type] ?? issue.type);
+  return undefined;
 }
 
 /**
  * The messages of issues whose schema says nothing itself: what was expected
- * and what came, never zod's bare "Invalid input". A union lists what each
+ * and what came, never a bare "Invalid type". A union lists what each
  * alternative takes ("an integer or empty").
  */
-function describeIssue(issue: RawIssue): string | undefined {
-  if (issue.code === 'invalid_type') return `must be ${expected(issue)}, got ${kindOf(issue.input)}`;
-  if (issue.code === 'invalid_value') return `must be ${expected(issue)}`;
-  if (issue.code === 'invalid_union') {
-    const wanted = [...new Set(issue.errors.map((branch) => (branch[0] ? expected(branch[0]) : undefined)).filter((w) => w !== undefined))];
+function describeIssue(issue: Issue): string {
+  if (issue.type === 'union') {
+    const wanted = [...new Set((issue.issues ?? []).filter((i) => !i.path).map(expected))].filter((w) => w !== undefined);
     // "empty" (an unset) reads best last.
     wanted.sort((a, b) => Number(a === 'empty') - Number(b === 'empty'));
     if (wanted.length > 0) return `must be ${wanted.join(' or ')}, got ${kindOf(issue.input)}`;
     return `has the wrong type or shape (got ${kindOf(issue.input)})`;
   }
-  return undefined;
+  if (issue.kind === 'schema' && issue.type !== 'literal' && issue.type !== 'picklist') {
+    return `must be ${expected(issue)}, got ${kindOf(issue.input)}`;
+  }
+  return `must be ${expected(issue) ?? 'valid'}`;
 }
-
-type Issue = z.core.$ZodIssue;
 
 /**
  * A union (e.g. "an attachment list, or empty to clear") fails as a whole;
- * the branch that got deepest into the value says best what is wrong.
+ * the alternative that got deepest into the value says best what is wrong.
  */
-function mostSpecific(issue: Issue): Issue {
-  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
-  const candidates = issue.errors.flat().map((inner) => {
-    const resolved = mostSpecific(inner);
-    return { ...resolved, path: [...issue.path, ...resolved.path] } as Issue;
-  });
-  const deepest = candidates.reduce((best, c) => (c.path.length > best.path.length ? c : best));
-  return deepest.path.length > issue.path.length ? deepest : issue;
+function mostSpecific(issue: Issue, base: readonly PropertyKey[]): { issue: Issue; path: PropertyKey[] } {
+  const path = [...base, ...keysOf(issue)];
+  if (issue.type !== 'union' || !issue.issues?.length) return { issue, path };
+  const deepest = issue.issues.map((inner) => mostSpecific(inner, path)).reduce((best, c) => (c.path.length > best.path.length ? c : best));
+  return deepest.path.length > path.length ? deepest : { issue, path };
 }
 
 const fail = (message: string, param: string | undefined, code: string): never => {

@@ -1,7 +1,8 @@
-import * as z from 'zod/mini';
+import * as v from 'valibot';
 import type { ReactionEntry, ReactionOp } from '#shared/data/messages';
 import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
+import { nested } from '#shared/util/object-schema';
 
 export const MAX_REACTION_NAMES = 50;
 export const MAX_CONTACTS_PER_REACTION = 1000;
@@ -14,28 +15,34 @@ const isSingleEmoji = (name: string) =>
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops them from handlers that never use them (docs/performance.md).
 export const reactionName = /* @__PURE__ */ (() =>
-  z.string().check(
-    z.refine((name) => /^[A-Za-z0-9_+-]{1,32}$/.test(name) || isSingleEmoji(name), {
-      error: 'reaction names are 1 to 32 letters, digits, _, + or -, or a single emoji',
-    }),
+  v.pipe(
+    v.string(),
+    v.check(
+      (name) => /^[A-Za-z0-9_+-]{1,32}$/.test(name) || isSingleEmoji(name),
+      'reaction names are 1 to 32 letters, digits, _, + or -, or a single emoji',
+    ),
   ))();
 
 /** `reactions[name][]=a` gives a list, `reactions[name]=a` a string, `reactions[name]=` unsets. */
-const reactionMap = /* @__PURE__ */ (() => {
-  const contactName = z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'is too long'));
-  const contactsValue = z.union([
-    z
-      .array(contactName)
-      .check(
-        z.minLength(1, 'must name at least one contact'),
-        z.maxLength(MAX_CONTACTS_PER_REACTION, `must name at most ${MAX_CONTACTS_PER_REACTION} contacts`),
-      ),
-    z.literal(''),
-    z.null(),
-    contactName,
-  ]);
-  return z.record(z.string(), contactsValue);
-})();
+const contactName = /* @__PURE__ */ (() => v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(100, 'is too long')))();
+const reactionMap = /* @__PURE__ */ (() =>
+  nested(
+    v.record(
+      v.string(),
+      v.union([
+        v.pipe(
+          v.array(contactName),
+          v.minLength(1, 'must name at least one contact'),
+          v.maxLength(MAX_CONTACTS_PER_REACTION, `must name at most ${MAX_CONTACTS_PER_REACTION} contacts`),
+        ),
+        v.literal(''),
+        v.null(),
+        contactName,
+      ]),
+    ),
+  ))();
+
+const tooManyNames = `a request can name at most ${MAX_REACTION_NAMES} reactions`;
 
 /**
  * Accepts `{name: [...]}`, the documented array form `[{name: [...]}]`, or an
@@ -43,22 +50,15 @@ const reactionMap = /* @__PURE__ */ (() => {
  * contacts per name, so everything after the schema is bounded.
  */
 export const reactionsInput = /* @__PURE__ */ (() =>
-  z
-    .union([
-      z.literal(''),
-      z.null(),
-      reactionMap,
-      // Too many maps fails the whole union ("must be an object or empty"): this check's own message is never shown.
-      z.array(reactionMap).check(z.maxLength(MAX_REACTION_NAMES)),
-    ])
-    .check(
-      z.refine(
-        (input) =>
-          !input || (Array.isArray(input) ? input : [input]).reduce((n, map) => n + Object.keys(map).length, 0) <= MAX_REACTION_NAMES,
-        { error: `a request can name at most ${MAX_REACTION_NAMES} reactions` },
-      ),
-    ))();
-export type ReactionsInput = z.infer<typeof reactionsInput>;
+  v.pipe(
+    v.union([v.literal(''), v.null(), reactionMap, v.pipe(v.array(reactionMap), v.maxLength(MAX_REACTION_NAMES, tooManyNames))]),
+    v.check(
+      (input) =>
+        !input || (Array.isArray(input) ? input : [input]).reduce((n, map) => n + Object.keys(map).length, 0) <= MAX_REACTION_NAMES,
+      tooManyNames,
+    ),
+  ))();
+export type ReactionsInput = v.InferOutput<typeof reactionsInput>;
 
 export type ReactionChange = { name: string; add: string[] } | { name: string; remove: true };
 
@@ -69,8 +69,8 @@ export function reactionChanges(input: ReactionsInput): ReactionChange[] | null 
   const changes: ReactionChange[] = [];
   for (const map of maps) {
     for (const [name, value] of Object.entries(map)) {
-      const parsed = reactionName.safeParse(name);
-      if (!parsed.success) throw invalid(`Invalid reaction name '${name}': ${parsed.error.issues[0]!.message}`, `reactions[${name}]`);
+      const parsed = v.safeParse(reactionName, name);
+      if (!parsed.success) throw invalid(`Invalid reaction name '${name}': ${parsed.issues[0].message}`, `reactions[${name}]`);
       if (value === '' || value === null) changes.push({ name, remove: true });
       else changes.push({ name, add: Array.isArray(value) ? value : [value] });
     }

@@ -89,8 +89,8 @@ describe.each(functions)('the bundle of $handler', ({ handler, table, validates 
     ).toEqual([]);
   });
 
-  it('carries no classic zod (zod/mini builds only what is used)', () => {
-    expect(matching(contents.all, /node_modules\/zod\/v4\/classic\//)).toEqual([]);
+  it('carries no zod (request and item schemas are valibot)', () => {
+    expect(matching(contents.all, /node_modules\/zod\//)).toEqual([]);
   });
 
   it.runIf(table === undefined)('carries no DynamoDB client when the function has no table access', () => {
@@ -102,9 +102,9 @@ describe('request schemas', () => {
   // Which of these error messages a bundle carries: each stands for the schema that spells it.
   const found = (code: string, messages: string[]) => messages.filter((m) => code.includes(m));
 
-  it('come from zod/mini, and a handler carries only those of its own endpoint', () => {
+  it('come from valibot, and a handler carries only those of its own endpoint', () => {
     const messages = contentsOf('messages/list');
-    expect(messages.all.some((i) => i.includes('node_modules/zod/v4/mini/'))).toBe(true);
+    expect(messages.all.some((i) => i.includes('node_modules/valibot/'))).toBe(true);
     // Its own query (ids are "too long" past 64 characters), not the bodies of the other message and conversation endpoints.
     expect(found(messages.code, ['is too long'])).toEqual(['is too long']);
     expect(found(messages.code, ['must be an https URL', 'must be a media type', 'reaction names are', 'must be true or false'])).toEqual(

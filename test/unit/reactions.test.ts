@@ -1,9 +1,10 @@
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import type { ReactionEntry } from '#shared/data/messages';
 import { planReactions, presentReactions, reactionChanges, reactionsBytes, reactionsInput } from '#shared/messaging/reactions';
 import { encodedBytes } from '#shared/messaging/size';
 
-const changes = (input: unknown) => reactionChanges(reactionsInput.parse(input));
+const changes = (input: unknown) => reactionChanges(v.parse(reactionsInput, input));
 const entries = (...list: [string, string[]][]): ReactionEntry[] => list.map(([name, contacts]) => ({ name, contacts }));
 
 describe('reactions', () => {
@@ -38,10 +39,15 @@ describe('reactions', () => {
 
   it('caps a request at 50 names and 1,000 contacts per name in the schema, before any merging', () => {
     const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`r${i}`, 'a']));
-    expect(reactionsInput.safeParse(many).success).toBe(false);
-    expect(reactionsInput.safeParse(Array.from({ length: 51 }, (_, i) => ({ [`r${i}`]: 'a' }))).success).toBe(false);
-    expect(reactionsInput.safeParse({ wave: Array.from({ length: 1001 }, (_, i) => `c${i}`) }).success).toBe(false);
-    expect(reactionsInput.safeParse(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`r${i}`, 'a']))).success).toBe(true);
+    expect(v.safeParse(reactionsInput, many).success).toBe(false);
+    expect(
+      v.safeParse(
+        reactionsInput,
+        Array.from({ length: 51 }, (_, i) => ({ [`r${i}`]: 'a' })),
+      ).success,
+    ).toBe(false);
+    expect(v.safeParse(reactionsInput, { wave: Array.from({ length: 1001 }, (_, i) => `c${i}`) }).success).toBe(false);
+    expect(v.safeParse(reactionsInput, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`r${i}`, 'a']))).success).toBe(true);
   });
 
   it('caps the message at 50 names and 1,000 contacts per name', () => {
@@ -61,6 +67,6 @@ describe('reactions', () => {
   });
 
   it('rejects an empty contact list rather than storing an empty reaction', () => {
-    expect(reactionsInput.safeParse({ heart: [] }).success).toBe(false);
+    expect(v.safeParse(reactionsInput, { heart: [] }).success).toBe(false);
   });
 });

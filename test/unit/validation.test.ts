@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiError } from '#shared/http/errors';
-import { validate } from '#shared/http/validation';
-import { createMessageBody, listConversationsQuery, updateConversationBody } from '#shared/http/messaging-schemas';
+import { validate, type Schema } from '#shared/http/validation';
+import { createMessageBody, listConversationsQuery, updateConversationBody, updateMessageBody } from '#shared/http/messaging-schemas';
 
 const errorOf = (fn: () => unknown) => {
   try {
@@ -42,7 +42,7 @@ describe('edge validation', () => {
     });
   });
 
-  // zod/mini prints a bare "Invalid input" for a check without a message: these keep the words clients had.
+  // The words classic zod used for these checks, which clients have seen since the first release.
   it.each([
     ['name', '', 'Too small: expected string to have >=1 characters'],
     ['name', 'n'.repeat(256), 'Too big: expected string to have <=255 characters'],
@@ -63,5 +63,47 @@ describe('edge validation', () => {
     ['muted', 'yes'],
   ])('rejects %s=%j', (name, value) => {
     expect(errorOf(() => validate(listConversationsQuery, { [name]: value }, 'query')).param).toBe(name);
+  });
+
+  const attachment = { type: 'file', url: 'https://a.example/f' };
+  const message = { conversation_id: 'c', message: 'm' };
+  const contacts = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
+  it.each<[string, Schema<unknown>, Record<string, unknown>, string, string]>([
+    // A list where one object belongs is the wrong kind of value, not an object with every key missing.
+    ['an attachment', createMessageBody, { ...message, attachments: [[]] }, 'attachments[0]', 'must be an object, got an array'],
+    ['a reaction map', updateMessageBody, { reactions: [['a']] }, 'reactions[0]', 'must be an object, got an array'],
+    ['a float timestamp', updateConversationBody, { archived_at: 1.5 }, 'archived_at', 'must be an integer, got a number'],
+    ['an integer past 2^53', listConversationsQuery, { limit: 1e20 }, 'limit', 'must be an integer, got a number'],
+    [
+      '11 attachments',
+      createMessageBody,
+      { ...message, attachments: Array(11).fill(attachment) },
+      'attachments',
+      'must contain at most 10 attachments',
+    ],
+    [
+      '51 reaction maps',
+      updateMessageBody,
+      { reactions: contacts(51).map((c) => ({ [c]: 'a' })) },
+      'reactions',
+      'a request can name at most 50 reactions',
+    ],
+    ['1,001 contacts', updateMessageBody, { reactions: { wave: contacts(1001) } }, 'reactions[wave]', 'must name at most 1000 contacts'],
+  ])('says what is wrong with %s', (_what, schema, input, param, message) => {
+    expect(errorOf(() => validate(schema, input, 'body'))).toEqual({
+      type: 'invalid_request_error',
+      code: 'parameter_invalid',
+      param,
+      message: `Invalid ${param}: ${message}`,
+    });
+  });
+
+  it('says an absent required attachment field is missing', () => {
+    const input = { conversation_id: 'c', message: 'm', attachments: [{ url: 'https://a.example/f' }] };
+    expect(errorOf(() => validate(createMessageBody, input, 'body'))).toMatchObject({
+      code: 'parameter_missing',
+      param: 'attachments[0][type]',
+      message: 'Missing required parameter: attachments[0][type]',
+    });
   });
 });
