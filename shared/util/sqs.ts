@@ -1,11 +1,28 @@
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config';
+import { loadedOnFirstUse } from '#shared/util/first-use';
 
+/**
+ * The SQS client is imported by the first send, not with the bundle. Most
+ * requests of the functions that can send never do: a delete queues a purge
+ * only when it runs out of time, `POST /emails` queues only what it could not
+ * validate inline, the sweeper and the purge worker only what they find
+ * unfinished. The client is about a tenth of a cold import
+ * (docs/performance.md, "Cold start").
+ */
+const sdk = loadedOnFirstUse(() => import('@aws-sdk/client-sqs'), 'sqs() imports the SQS client');
 let client: SQSClient | undefined;
-const sqs = () => (client ??= new SQSClient({ region: config().region }));
+
+/** The SDK module and the process's one client, both made by the first call. */
+async function sqs() {
+  await sdk.load();
+  const module = sdk.get();
+  client ??= new module.SQSClient({ region: config().region });
+  return { client, module };
+}
 
 /** The process's one SQS client (the tests count the calls it makes). */
-export const sqsClient = (): SQSClient => sqs();
+export const sqsClient = async (): Promise<SQSClient> => (await sqs()).client;
 
 export function requireQueue(url: string | undefined, name: string): string {
   if (!url) throw new Error(`${name} is not configured`);
@@ -13,14 +30,16 @@ export function requireQueue(url: string | undefined, name: string): string {
 }
 
 export async function sendJson(queueUrl: string, body: unknown): Promise<void> {
-  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body) }));
+  const { client, module } = await sqs();
+  await client.send(new module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body) }));
 }
 
 /** SendMessageBatch, ten at a time; throws if any entry failed so the caller keeps its outbox. */
 export async function sendJsonBatch(queueUrl: string, bodies: unknown[]): Promise<void> {
+  const { client, module } = await sqs();
   for (let i = 0; i < bodies.length; i += 10) {
     const entries = bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: JSON.stringify(body) }));
-    const out = await sqs().send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    const out = await client.send(new module.SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
     if (out.Failed?.length) throw new Error(`SendMessageBatch failed for ${out.Failed.length} entries`);
   }
 }

@@ -67,10 +67,11 @@ const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filte
 /**
  * Code few requests need: the form parser loads with the first form body, the
  * SOCKS client with the first probe through a proxy, Powertools Metrics with
- * the first invocation that records a metric.
+ * the first invocation that records a metric, the SQS client with the first
+ * message sent.
  */
 const RARELY_NEEDED =
-  /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics)\//;
+  /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics|@aws-sdk\/client-sqs|@aws-sdk\/middleware-sdk-sqs)\//;
 
 describe.each(functions)('the bundle of $handler', ({ handler, table, validates }) => {
   const contents = contentsOf(handler);
@@ -118,7 +119,7 @@ describe('request schemas', () => {
 });
 
 describe('code loaded on first use', () => {
-  it('runs from its chunks: the form parser, IDNA, the domain lists and Public Suffix List, Powertools Metrics', async () => {
+  it('runs from its chunks: the form parser, IDNA, the domain lists and Public Suffix List, Powertools Metrics, the SQS client', async () => {
     // Given the modules that import on first use, bundled as the stack bundles them
     const outdir = mkdtempSync(join(tmpdir(), 'chunks-'));
     try {
@@ -131,6 +132,7 @@ describe('code loaded on first use', () => {
             "export { checkSyntax } from '#shared/email/validator/syntax';",
             "export { profileAddress } from '#shared/email/validator/address-profile';",
             "export { loadFormParser, parseForm } from '#shared/http/body';",
+            "export { sqsClient } from '#shared/util/sqs';",
           ].join('\n'),
           resolveDir: repoRoot,
           sourcefile: 'first-use.ts',
@@ -147,19 +149,22 @@ describe('code loaded on first use', () => {
         await bundle.loadValidator();
         bundle.countMetric('messagesSent');
         await bundle.flushMetrics();
+        const sqs = await bundle.sqsClient();
         console.log(JSON.stringify({
+          sqs: [typeof sqs.send, sqs === (await bundle.sqsClient())],
           form: bundle.parseForm('a[b][]=1&a[b][]=2'),
           syntax: bundle.checkSyntax('user@bücher.de'),
           disposable: bundle.profileAddress('info', 'mailinator.com').is_disposable,
           free: bundle.profileAddress('info', 'gmail.com').is_free,
         }));`;
       const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
-        env: { ...process.env, AWS_LAMBDA_FUNCTION_NAME: 'first-use' },
+        env: { ...process.env, AWS_LAMBDA_FUNCTION_NAME: 'first-use', TABLE_NAME: 'first-use', AWS_REGION: 'eu-west-1' },
       });
       const [metricsLine, resultLine] = stdout.trim().split('\n');
 
       // Then they answer as they do from source
       expect(JSON.parse(resultLine!)).toEqual({
+        sqs: ['function', true],
         form: { a: { b: ['1', '2'] } },
         syntax: expect.objectContaining({ ok: true, asciiDomain: 'xn--bcher-kva.de' }),
         disposable: true,

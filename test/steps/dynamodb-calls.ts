@@ -52,7 +52,7 @@ export async function countDynamoCalls<T>(during: () => Promise<T>): Promise<{ r
 export async function countRoundTrips<T>(during: () => Promise<T>): Promise<{ result: T; calls: Record<string, number> }> {
   const sent: string[] = [];
   const name = `count-sqs-${Math.random().toString(36).slice(2)}`;
-  const stack = sqsClient().middlewareStack;
+  const stack = (await sqsClient()).middlewareStack;
   stack.add(
     (next, context) => async (args) => {
       sent.push(`SQS.${String(context.commandName ?? 'unknown').replace(/Command$/, '')}`);
