@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits, creditBalance } from '#shared/data/accounts';
+import { resetNumericIds } from '#shared/data/numeric-ids';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 import { byCommand, countDynamoCalls } from '../steps/dynamodb-calls.ts';
+import { scopedEnv } from '../steps/scoped-env.ts';
 
 /** The email write path under what real clients do: bursts on one list, retries, hostile bodies. Over real sockets, or a deployed stack. */
 const transport = transports('email').at(-1)!;
@@ -12,8 +14,12 @@ describe(`email write path over ${transport}`, () => {
   let api: ApiClient;
   let env: EmailEnv | undefined;
   let t: Tenant;
+  // Fifty invocations share one local process (on Lambda, fifty containers): their deadlines stretch,
+  // so that a busy machine does not turn this test of contention into a test of its speed.
+  const deadlines = scopedEnv(() => undefined);
 
   beforeAll(async () => {
+    deadlines.set({ LOCAL_TIMEOUT_FACTOR: '3' });
     env = await emailEnv();
     api = await apiClient('email', transport);
     t = await aTenant();
@@ -21,6 +27,7 @@ describe(`email write path over ${transport}`, () => {
   afterAll(async () => {
     await api.close();
     await env?.stop();
+    deadlines.restore();
   });
 
   const newList = async (tenant = t) =>
@@ -164,18 +171,21 @@ describe.skipIf(transport === 'remote')('email write path round trips', () => {
         list.id,
         Array.from({ length: 100 }, (_, i) => `old${r}-${i}@example.com`),
       );
-    // When 100 more are added
+    // When 100 more are added, by a container that holds no block of ids yet (one fresh from a cold start;
+    // a warm one takes a block at most once per second or per 1,000 ids, so whether this add takes one would
+    // depend on the adds before it)
+    resetNumericIds();
     const emails = Array.from({ length: 100 }, (_, i) => `new${i}@example.com`);
     const { result, calls: made } = await countDynamoCalls(() => add(list.id, emails));
     const calls = byCommand(made);
     expect(result.status).toBe(200);
     // Then the calls are the budget of docs/data-model.md: token, balance, reservation, two chunk
     // transactions (guards and outbox), the emails in batches of 25, counts applied to the list and
-    // its block(s), outboxes kept as markers, tokens released
+    // its block(s), outboxes kept as markers, tokens released, and the block of ids
     expect(calls.GetItem).toBe(2);
     expect(calls.TransactWriteItems).toBe(2);
     expect(calls.BatchWriteItem).toBe(4 + 1);
-    expect(calls.UpdateItem).toBeLessThanOrEqual(5);
+    expect(calls.UpdateItem).toBe(5 + 1);
     expect(Object.keys(calls).sort()).toEqual(['BatchWriteItem', 'GetItem', 'TransactWriteItems', 'UpdateItem']);
   });
 });
