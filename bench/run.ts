@@ -15,7 +15,7 @@ import { cpus } from 'node:os';
 import autocannon from 'autocannon';
 import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
-import { COLD_START_TARGET, coldStarts, type ColdStartReport } from './cold-start.ts';
+import { COLD_START_TARGET, RUNS, coldStarts, type ColdStartReport } from './cold-start.ts';
 import { execFileSync } from 'node:child_process';
 import type { ThroughputResult } from './email-throughput.ts';
 import { startIdealServer } from './ideal-server.ts';
@@ -149,7 +149,7 @@ if (only && process.argv.includes('--write')) throw new Error('--write needs the
 const cold = only === 'api' ? undefined : await coldStarts();
 const rows = [...(cold ? coldStartRows(cold) : []), ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists())])];
 const table = [
-  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${Math.max(7, Number(process.env.BENCH_RUNS ?? 9))} fresh processes per function, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
   '',
   '| what | result |',
   '|---|---|',
