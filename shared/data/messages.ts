@@ -71,6 +71,7 @@ const storedReactions = /* @__PURE__ */ (() =>
       value !== null &&
       !Array.isArray(value) &&
       Object.values(value).every((entry) => v.is(storedReaction, entry)),
+    'a map of reaction names to [sequence, ...contacts]',
   ))();
 
 const attachmentItem = /* @__PURE__ */ (() =>

@@ -13,11 +13,15 @@ import * as v from 'valibot';
  * out; an optional one that is absent stays absent. An item that does not
  * match its schema is a bug, not a client's mistake: this throws (the
  * request answers 500) rather than return a value of the wrong shape, and
- * the message names the attribute at fault.
+ * the message names the attribute at fault and what it should hold, not
+ * what it holds.
  */
 export function parseItem<S extends v.GenericSchema>(schema: S, item: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, item);
   if (result.success) return result.output;
   const [issue] = result.issues;
-  throw new Error(`stored item does not match its schema at ${v.getDotPath(issue) ?? 'its root'}: ${issue.message}`);
+  // Says where and what was expected, never the stored value (an address, a message), which would reach the logs:
+  // a check of our own (v.custom) says it in its message.
+  const wanted = issue.expected && issue.expected !== 'unknown' ? `expected ${issue.expected}` : issue.message;
+  throw new Error(`stored item does not match its schema at ${v.getDotPath(issue) ?? 'its root'}: ${wanted}`);
 }

@@ -96,13 +96,15 @@ function describeIssue(issue: Issue): string {
 
 /**
  * A union (e.g. "an attachment list, or empty to clear") fails as a whole;
- * the alternative that got deepest into the value says best what is wrong.
+ * the alternative that got deepest into the value says best what is wrong,
+ * and among those a misspelt key comes first, as at the top level.
  */
 function mostSpecific(issue: Issue, base: readonly PropertyKey[]): { issue: Issue; path: PropertyKey[] } {
   const path = [...base, ...keysOf(issue)];
   if (issue.type !== 'union' || !issue.issues?.length) return { issue, path };
-  const deepest = issue.issues.map((inner) => mostSpecific(inner, path)).reduce((best, c) => (c.path.length > best.path.length ? c : best));
-  return deepest.path.length > path.length ? deepest : { issue, path };
+  const deeper = issue.issues.map((inner) => mostSpecific(inner, path)).filter((c) => c.path.length > path.length);
+  if (deeper.length === 0) return { issue, path };
+  return deeper.find((c) => isUnknownKey(c.issue)) ?? deeper.reduce((best, c) => (c.path.length > best.path.length ? c : best));
 }
 
 const fail = (message: string, param: string | undefined, code: string): never => {

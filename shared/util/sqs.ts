@@ -10,7 +10,8 @@ import { loadedOnFirstUse } from '#shared/util/first-use';
  * unfinished. The client is about a tenth of a cold import
  * (docs/performance.md, "Cold start").
  */
-const sdk = loadedOnFirstUse(() => import('@aws-sdk/client-sqs'), 'sqs() imports the SQS client');
+// A failed import fails every later send too, as Node remembers a failed module load.
+const sdk = loadedOnFirstUse(() => import('@aws-sdk/client-sqs'), 'sqs() must have loaded the SQS client before use');
 let client: SQSClient | undefined;
 
 /** The SDK module and the process's one client, both made by the first call. */

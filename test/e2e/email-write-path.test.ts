@@ -14,8 +14,8 @@ describe(`email write path over ${transport}`, () => {
   let api: ApiClient;
   let env: EmailEnv | undefined;
   let t: Tenant;
-  // Fifty invocations share one local process (on Lambda, fifty containers): their deadlines stretch,
-  // so that a busy machine does not turn this test of contention into a test of its speed.
+  // The invocations of this block share one local process (on Lambda, as many containers), fifty at once in
+  // the concurrency tests: every deadline here stretches, so that a busy machine does not fail them on its speed.
   const deadlines = scopedEnv(() => undefined);
 
   beforeAll(async () => {

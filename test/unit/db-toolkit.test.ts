@@ -70,7 +70,9 @@ describe('parseItem', () => {
   });
 
   it('throws on an item that does not match, naming the attribute at fault', () => {
-    expect(() => parseItem(schema, { id: 'a', count: 'many' })).toThrow(/at count: .*Expected number/);
+    expect(() => parseItem(schema, { id: 'a', count: 'many' })).toThrow(/at count: expected number$/);
+    // Never the stored value itself: it may be an address or a message, and errors reach the logs.
+    expect(() => parseItem(schema, { id: 'a', count: 'many' })).not.toThrow(/many/);
     expect(() => parseItem(schema, { note: 'x' })).toThrow(/at id: /);
   });
 });

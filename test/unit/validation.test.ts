@@ -20,6 +20,25 @@ describe('edge validation', () => {
     });
   });
 
+  it.each([
+    [
+      'beside a bad value in the same attachment',
+      [{ type: 'image', url: 'http://a.example', mimetype: 'image/png' }],
+      'attachments[0][mimetype]',
+    ],
+    [
+      'beside a bad value in another attachment',
+      [
+        { type: 'file', url: 'https://a.example', size: 'x' },
+        { type: 'file', url: 'https://a.example', extra: 1 },
+      ],
+      'attachments[1][extra]',
+    ],
+  ])('names an unknown attachment key %s', (_where, attachments, param) => {
+    const input = { conversation_id: 'c', message: 'm', attachments };
+    expect(errorOf(() => validate(createMessageBody, input, 'body'))).toMatchObject({ code: 'parameter_unknown', param });
+  });
+
   it('says a required parameter is missing', () => {
     expect(errorOf(() => validate(createMessageBody, { message: 'hi' }, 'body'))).toMatchObject({
       code: 'parameter_missing',
