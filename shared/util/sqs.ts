@@ -1,6 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config';
-import { loadedOnFirstUse } from '#shared/util/first-use';
 
 /**
  * The SQS client is imported by the first send, not with the bundle. Most
@@ -8,16 +7,14 @@ import { loadedOnFirstUse } from '#shared/util/first-use';
  * only when it runs out of time, `POST /emails` queues only what it could not
  * validate inline, the sweeper and the purge worker only what they find
  * unfinished. The client is about a tenth of a cold import
- * (docs/performance.md, "Cold start").
+ * (docs/performance.md, "Cold start"). A failed import fails every later
+ * send too, as Node remembers a failed module load.
  */
-// A failed import fails every later send too, as Node remembers a failed module load.
-const sdk = loadedOnFirstUse(() => import('@aws-sdk/client-sqs'), 'sqs() must have loaded the SQS client before use');
 let client: SQSClient | undefined;
 
-/** The SDK module and the process's one client, both made by the first call. */
+/** The SDK module (Node imports it once; later calls get the same module) and the process's one client. */
 async function sqs() {
-  await sdk.load();
-  const module = sdk.get();
+  const module = await import('@aws-sdk/client-sqs');
   client ??= new module.SQSClient({ region: config().region });
   return { client, module };
 }
