@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
+import { isRecord } from '#shared/util/object-schema';
 import { batchGet, transactNamed, txDelete, txPut } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
@@ -66,11 +67,7 @@ const storedReaction = /* @__PURE__ */ (() => v.tupleWithRest([v.number()], v.st
  */
 const storedReactions = /* @__PURE__ */ (() =>
   v.custom<StoredReactions>(
-    (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      !Array.isArray(value) &&
-      Object.values(value).every((entry) => v.is(storedReaction, entry)),
+    (value) => isRecord(value) && Object.values(value).every((entry) => v.is(storedReaction, entry)),
     'a map of reaction names to [sequence, ...contacts]',
   ))();
 

@@ -1,5 +1,6 @@
 import { ApiError, badRequest } from '#shared/http/errors';
 import { loadedOnFirstUse } from '#shared/util/first-use';
+import { isRecord } from '#shared/util/object-schema';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
@@ -93,7 +94,7 @@ export function parseBody(
     } catch {
       throw badRequest('Request body is not valid JSON', undefined, 'invalid_json');
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    if (!isRecord(parsed)) {
       throw badRequest('Request body must be a JSON object', undefined, 'invalid_json');
     }
     if (depthExceeds(parsed, MAX_JSON_DEPTH)) {
@@ -101,7 +102,7 @@ export function parseBody(
     }
     const forbidden = prototypeKeyInJson(parsed);
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'body');
-    return parsed as Record<string, unknown>;
+    return parsed;
   }
   if (media === 'application/x-www-form-urlencoded' && accepted.includes('form')) {
     const forbidden = prototypeKeyIn(new URLSearchParams(text).keys());

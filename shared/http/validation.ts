@@ -32,9 +32,11 @@ export function validate<T>(schema: Schema<T>, input: unknown, where: 'body' | '
 /** A strict object's report of a key it does not take. */
 const isUnknownKey = (issue: Issue) => issue.type === 'strict_object' && issue.expected === 'never';
 
-/** Issues about the kind of value sent (a string where a number belongs), as opposed to its content. */
-const wrongKind = (issue: Issue) =>
-  (issue.kind === 'schema' && issue.type !== 'literal' && issue.type !== 'picklist') || issue.type === 'safe_integer';
+/** A schema's report that the value is of another kind (a string where a number belongs); literals and picklists name values instead. */
+const isKindIssue = (issue: Issue) => issue.kind === 'schema' && issue.type !== 'literal' && issue.type !== 'picklist';
+
+/** Issues about the kind of value sent, as opposed to its content: an integer check's too (1.5 is a number, not an integer). */
+const wrongKind = (issue: Issue) => isKindIssue(issue) || issue.type === 'safe_integer';
 
 const keysOf = (issue: Issue): PropertyKey[] => issue.path?.map((item) => item.key as PropertyKey) ?? [];
 
@@ -88,7 +90,7 @@ function describeIssue(issue: Issue): string {
     if (wanted.length > 0) return `must be ${wanted.join(' or ')}, got ${kindOf(issue.input)}`;
     return `has the wrong type or shape (got ${kindOf(issue.input)})`;
   }
-  if (issue.kind === 'schema' && issue.type !== 'literal' && issue.type !== 'picklist') {
+  if (isKindIssue(issue)) {
     return `must be ${expected(issue)}, got ${kindOf(issue.input)}`;
   }
   return `must be ${expected(issue) ?? 'valid'}`;
