@@ -1,23 +1,25 @@
 /**
  * Cold start of every function, as the import of the bundle `cdk synth`
  * writes, against the floor (bench/floor.ts: the SDK clients alone) built in
- * the same run with the stack's esbuild flags. Each sample is a fresh `node`
- * process with the NODE_OPTIONS the stack gives the function, floor and
- * function interleaved (order alternating), and the figure is the median of
- * the paired ratios of import CPU time: CPU rather than wall time because a
- * 256 MB Lambda is limited by its CPU share, and because this machine is shared.
+ * the same run with the stack's esbuild flags. Each sample is a fresh process
+ * of the Lambda runtime's Node major with the NODE_OPTIONS the stack gives the
+ * function, floor and function interleaved (order alternating), and the
+ * figure is the median of the paired ratios of import CPU time: CPU rather
+ * than wall time because a 256 MB Lambda is limited by its CPU share, and
+ * because this machine is shared.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, mkdtempSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../infra/bundle.ts';
 import { CloudAssembly } from '../scripts/local/cloud-assembly.ts';
+import { importCpuMs, runtimeNode } from './import-cpu.ts';
 
 export const COLD_START_TARGET = 1.15;
-/** Paired fresh processes per function: one import varies by ±10% here, and a median of 9 moved by up to 0.2 between two runs. */
-export const RUNS = Math.max(7, Number(process.env.BENCH_RUNS ?? 21));
+/** Paired fresh processes per function: one pair varies by ±5% here even pinned, and a median of 9 moved by up to 0.2 between two runs. */
+export const RUNS = Math.max(7, Number(process.env.BENCH_RUNS ?? 31));
 
 export interface ColdStart {
   /** Logical ids (without the hash) of the functions sharing this bundle. */
@@ -31,17 +33,12 @@ export interface ColdStart {
 }
 
 export interface ColdStartReport {
+  /** The Node that imported the bundles: the runtime's major (.nvmrc). */
+  nodeVersion: string;
   floorKib: number;
   functions: ColdStart[];
   /** The largest bundle's import with `--enable-source-maps` over without. */
   sourceMaps: { name: string; ratio: number; iqr: [number, number] };
-}
-
-/** CPU milliseconds (all threads) a fresh process spends importing the bundle. */
-function importCpuMs(file: string, nodeOptions: string): number {
-  const script = `const c=process.cpuUsage();await import(${JSON.stringify(file)});const d=process.cpuUsage(c);console.log((d.user+d.system)/1e3)`;
-  const env = { ...process.env, NODE_OPTIONS: nodeOptions, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
-  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env }).toString());
 }
 
 /** The files a bundle's import reads: the entry and, transitively, the chunks it imports statically. */
@@ -88,27 +85,46 @@ function pairedRatio(a: () => number, b: () => number): { ratio: number; iqr: [n
 }
 
 /**
- * Where a bundle is imported from. Lambda runs every function from
- * /var/task; here each bundle, the floor's too, gets a directory whose path
- * has the same length. The length matters: in an asset directory named by
- * its 64-character hash, the same bundle imports in about 5% more CPU time
- * than in a short one (its module URLs are longer to resolve), which would
- * count against every function and not against the floor.
+ * Lambda imports every function from one path, /var/task. Here too every
+ * bundle, the floor's included, is imported from one directory, each renamed
+ * into place in turn: the same two bundles read ratios up to 0.08 apart
+ * depending on the name of the directory they sat in (1.08 in /var/task and
+ * in most short directories, up to 1.16 in a few longer ones, even with the
+ * floor beside the function at a path of the same length), so a directory
+ * per bundle would measure directory names too.
  */
-const taskDir = (root: string, index: number) => join(root, 'task', String(index).padStart(3, '0'));
+class TaskDir {
+  /** A short path, as Lambda's is; free while no bundle is being imported. */
+  readonly path = mkdtempSync(tmpdir() + sep);
 
-/** The floor, bundled by the same function as every Lambda. */
-function buildFloor(dir: string): string {
-  const outdir = taskDir(dir, 0);
-  bundle(fileURLToPath(new URL('./floor.ts', import.meta.url)), outdir);
-  return join(outdir, 'index.mjs');
+  constructor() {
+    rmdirSync(this.path);
+  }
+
+  importCpuMs(node: string, bundleDir: string, nodeOptions: string): number {
+    renameSync(bundleDir, this.path);
+    try {
+      return importCpuMs(node, join(this.path, 'index.mjs'), nodeOptions);
+    } finally {
+      renameSync(this.path, bundleDir);
+    }
+  }
 }
 
-/** A synthesized bundle copied beside the floor, at a path of the same length. */
-function besideFloor(dir: string, index: number, file: string): string {
-  const outdir = taskDir(dir, index);
+const stagedDir = (root: string, index: number) => join(root, 'bundles', String(index).padStart(3, '0'));
+
+/** The floor, bundled by the same function as every Lambda. */
+function buildFloor(root: string): string {
+  const outdir = stagedDir(root, 0);
+  bundle(fileURLToPath(new URL('./floor.ts', import.meta.url)), outdir);
+  return outdir;
+}
+
+/** A synthesized bundle, staged beside the floor. */
+function staged(root: string, index: number, file: string): string {
+  const outdir = stagedDir(root, index);
   cpSync(dirname(file), outdir, { recursive: true });
-  return join(outdir, basename(file));
+  return outdir;
 }
 
 export async function coldStarts(): Promise<ColdStartReport> {
@@ -118,35 +134,38 @@ export async function coldStarts(): Promise<ColdStartReport> {
       stdio: 'ignore',
       env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
     });
+    const node = runtimeNode();
+    const task = new TaskDir();
     const floor = buildFloor(out);
-    const bundles = new Map<string, { names: string[]; file: string; nodeOptions: string }>();
+    const bundles = new Map<string, { names: string[]; dir: string; nodeOptions: string }>();
     for (const fn of CloudAssembly.read(out).functions()) {
       const nodeOptions = typeof fn.environment.NODE_OPTIONS === 'string' ? fn.environment.NODE_OPTIONS : '';
       const key = `${fn.file}\0${nodeOptions}`;
       const name = fn.logicalId.replace(/[0-9A-F]{8}$/, '');
       const seen = bundles.get(key);
       if (seen) seen.names.push(name);
-      else bundles.set(key, { names: [name], file: besideFloor(out, bundles.size + 1, fn.file), nodeOptions });
+      else bundles.set(key, { names: [name], dir: staged(out, bundles.size + 1, fn.file), nodeOptions });
     }
-    const sized = [...bundles.values()].map((b) => ({ ...b, ...bundleKib(b.file) }));
-    const functions = sized.map(({ names, file, nodeOptions, kib, lazyKib }) => ({
+    const sized = [...bundles.values()].map((b) => ({ ...b, ...bundleKib(join(b.dir, 'index.mjs')) }));
+    const functions = sized.map(({ names, dir, nodeOptions, kib, lazyKib }) => ({
       names,
       kib,
       lazyKib,
       ...pairedRatio(
-        () => importCpuMs(floor, nodeOptions),
-        () => importCpuMs(file, nodeOptions),
+        () => task.importCpuMs(node, floor, nodeOptions),
+        () => task.importCpuMs(node, dir, nodeOptions),
       ),
     }));
     const largest = sized.reduce((a, b) => (b.kib > a.kib ? b : a));
     const sourceMaps = {
       name: largest.names[0]!,
       ...pairedRatio(
-        () => importCpuMs(largest.file, ''),
-        () => importCpuMs(largest.file, '--enable-source-maps'),
+        () => task.importCpuMs(node, largest.dir, ''),
+        () => task.importCpuMs(node, largest.dir, '--enable-source-maps'),
       ),
     };
-    return { floorKib: bundleKib(floor).kib, functions, sourceMaps };
+    const nodeVersion = execFileSync(node, ['--version']).toString().trim();
+    return { nodeVersion, floorKib: bundleKib(join(floor, 'index.mjs')).kib, functions, sourceMaps };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

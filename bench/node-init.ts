@@ -15,26 +15,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { importCpuMs, nodeBinary } from './import-cpu.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const majors = process.argv.slice(2).map(Number);
 if (majors.length < 2 || majors.some((m) => !Number.isInteger(m))) {
   console.error('usage: npx tsx bench/node-init.ts <yardstick major> <other major>...');
   process.exit(2);
-}
-
-const nodeBinary = (major: number) =>
-  execFileSync('npx', ['--yes', '--package', `node@${major}`, '--', 'node', '-p', 'process.execPath'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  })
-    .toString()
-    .trim();
-
-/** CPU milliseconds (all threads) spent importing the bundle in a fresh process. */
-function importCpuMs(node: string, file: string, nodeOptions: string): number {
-  const script = `const c=process.cpuUsage();await import(${JSON.stringify(file)});const d=process.cpuUsage(c);console.log((d.user+d.system)/1e3)`;
-  const env = { ...process.env, TABLE_NAME: 't', NODE_OPTIONS: nodeOptions };
-  return Number(execFileSync(node, ['--input-type=module', '-e', script], { env }).toString());
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -41,7 +41,7 @@ function coldStartRows(report: ColdStartReport): Row[] {
   const over = report.functions.filter((f) => f.ratio > COLD_START_TARGET).flatMap((f) => f.names);
   return [
     {
-      what: `Cold import of the ${report.functions.length} distinct bundles, CPU time as a ratio to the SDK floor bundle (${report.floorKib.toFixed(0)} KiB)`,
+      what: `Cold import of the ${report.functions.length} distinct bundles, CPU time on Node ${report.nodeVersion.slice(1)} as a ratio to the SDK floor bundle (${report.floorKib.toFixed(0)} KiB)`,
       value: `worst ${worst.ratio.toFixed(2)}× (${worst.names.join(', ')}), median ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}×; target ≤ ${COLD_START_TARGET}${over.length ? `; over: ${over.join(', ')}` : '; all within'}`,
     },
     {
@@ -149,7 +149,7 @@ if (only && process.argv.includes('--write')) throw new Error('--write needs the
 const cold = only === 'api' ? undefined : await coldStarts();
 const rows = [...(cold ? coldStartRows(cold) : []), ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists())])];
 const table = [
-  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function on the functions' Node major, one core, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
   '',
   '| what | result |',
   '|---|---|',

@@ -1,0 +1,45 @@
+/**
+ * How the benches time a cold start: a bundle imported in a fresh `node`
+ * process, on a given Node major's official binary (from the `node` package
+ * on npm, kept in npx's cache, as `.ci/run` gets it).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { DEPLOY_NODE_MAJOR } from '../infra/runtime.ts';
+
+/** The binary of a Node major: this process's own when it is that major. */
+export function nodeBinary(major: number): string {
+  if (Number(process.versions.node.split('.')[0]) === major) return process.execPath;
+  return execFileSync('npx', ['--yes', '--package', `node@${major}`, '--', 'node', '-p', 'process.execPath'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
+    .toString()
+    .trim();
+}
+
+/**
+ * The Node the functions run on (.nvmrc): import costs differ between majors
+ * (a messaging bundle's ratio to the floor read 1.15 on Node 20 and 1.08 on
+ * Node 22 in one paired run), so a cold start is timed on the runtime's own.
+ */
+export const runtimeNode = (): string => nodeBinary(DEPLOY_NODE_MAJOR);
+
+/**
+ * Each process runs on one core where `taskset` exists (Linux): a small
+ * Lambda has at most one vCPU, and V8's background threads spread over every
+ * core add noise. Two copies of the same bundle, timed against each other in
+ * 61 pairs, read an interquartile range of 0.90–1.09 unpinned and 0.96–1.04
+ * pinned.
+ */
+const pinned = ((): string[] => {
+  const core = String(availableParallelism() - 1);
+  return spawnSync('taskset', ['-c', core, 'true']).status === 0 ? ['taskset', '-c', core] : [];
+})();
+
+/** CPU milliseconds (all threads) a fresh process of `node` spends importing `file`. */
+export function importCpuMs(node: string, file: string, nodeOptions: string): number {
+  const script = `const c=process.cpuUsage();await import(${JSON.stringify(file)});const d=process.cpuUsage(c);console.log((d.user+d.system)/1e3)`;
+  const env = { ...process.env, NODE_OPTIONS: nodeOptions, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  const [command, ...args] = [...pinned, node, '--input-type=module', '-e', script];
+  return Number(execFileSync(command!, args, { env }).toString());
+}
