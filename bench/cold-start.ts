@@ -9,16 +9,16 @@
  * because this machine is shared.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, mkdtempSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../infra/bundle.ts';
 import { CloudAssembly } from '../scripts/local/cloud-assembly.ts';
-import { importCpuMs, runtimeNode } from './import-cpu.ts';
+import { PINNED, importCpuMs, runtimeNode } from './import-cpu.ts';
 
 export const COLD_START_TARGET = 1.15;
-/** Paired fresh processes per function: one pair varies by ±5% here even pinned, and a median of 9 moved by up to 0.2 between two runs. */
+/** Paired fresh processes per function: one pair's ratio varies by ±4% here even pinned to a core, so a median needs many. */
 export const RUNS = Math.max(7, Number(process.env.BENCH_RUNS ?? 31));
 
 export interface ColdStart {
@@ -35,6 +35,8 @@ export interface ColdStart {
 export interface ColdStartReport {
   /** The Node that imported the bundles: the runtime's major (.nvmrc). */
   nodeVersion: string;
+  /** Whether each import ran on one core. */
+  pinned: boolean;
   floorKib: number;
   functions: ColdStart[];
   /** The largest bundle's import with `--enable-source-maps` over without. */
@@ -87,86 +89,96 @@ function pairedRatio(a: () => number, b: () => number): { ratio: number; iqr: [n
 /**
  * Lambda imports every function from one path, /var/task. Here too every
  * bundle, the floor's included, is imported from one directory, each renamed
- * into place in turn: the same two bundles read ratios up to 0.08 apart
+ * into place in turn: the same two bundles read ratios up to 0.10 apart
  * depending on the name of the directory they sat in (1.08 in /var/task and
- * in most short directories, up to 1.16 in a few longer ones, even with the
+ * in most short directories, up to 1.18 in a few longer ones, even with the
  * floor beside the function at a path of the same length), so a directory
  * per bundle would measure directory names too.
  */
 class TaskDir {
-  /** A short path, as Lambda's is; free while no bundle is being imported. */
-  readonly path = mkdtempSync(tmpdir() + sep);
+  private readonly parent = mkdtempSync(tmpdir() + sep);
+  /** Short, as Lambda's is; holds one bundle only while it is being imported. */
+  readonly path = join(this.parent, 'task');
 
-  constructor() {
-    rmdirSync(this.path);
-  }
-
-  importCpuMs(node: string, bundleDir: string, nodeOptions: string): number {
-    renameSync(bundleDir, this.path);
+  importCpuMs(node: string, bundle: Staged, nodeOptions: string): number {
+    renameSync(bundle.dir, this.path);
     try {
-      return importCpuMs(node, join(this.path, 'index.mjs'), nodeOptions);
+      return importCpuMs(node, join(this.path, bundle.entry), nodeOptions);
     } finally {
-      renameSync(this.path, bundleDir);
+      renameSync(this.path, bundle.dir);
     }
   }
+
+  remove(): void {
+    rmSync(this.parent, { recursive: true, force: true });
+  }
+}
+
+/** A bundle's directory while it waits for its turn in the task directory, and its entry file's name there. */
+interface Staged {
+  dir: string;
+  entry: string;
 }
 
 const stagedDir = (root: string, index: number) => join(root, 'bundles', String(index).padStart(3, '0'));
 
 /** The floor, bundled by the same function as every Lambda. */
-function buildFloor(root: string): string {
+function buildFloor(root: string): Staged {
   const outdir = stagedDir(root, 0);
   bundle(fileURLToPath(new URL('./floor.ts', import.meta.url)), outdir);
-  return outdir;
+  return { dir: outdir, entry: 'index.mjs' };
 }
 
 /** A synthesized bundle, staged beside the floor. */
-function staged(root: string, index: number, file: string): string {
+function staged(root: string, index: number, file: string): Staged {
   const outdir = stagedDir(root, index);
   cpSync(dirname(file), outdir, { recursive: true });
-  return outdir;
+  return { dir: outdir, entry: basename(file) };
 }
+
+const entryFile = (bundle: Staged) => join(bundle.dir, bundle.entry);
 
 export async function coldStarts(): Promise<ColdStartReport> {
   const out = mkdtempSync(join(tmpdir(), 'bench-synth-'));
+  const task = new TaskDir();
   try {
     execFileSync('npx', ['cdk', 'synth', '--quiet', '--output', out], {
       stdio: 'ignore',
       env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
     });
     const node = runtimeNode();
-    const task = new TaskDir();
     const floor = buildFloor(out);
-    const bundles = new Map<string, { names: string[]; dir: string; nodeOptions: string }>();
+    const bundles = new Map<string, { names: string[]; bundle: Staged; nodeOptions: string }>();
     for (const fn of CloudAssembly.read(out).functions()) {
       const nodeOptions = typeof fn.environment.NODE_OPTIONS === 'string' ? fn.environment.NODE_OPTIONS : '';
       const key = `${fn.file}\0${nodeOptions}`;
       const name = fn.logicalId.replace(/[0-9A-F]{8}$/, '');
       const seen = bundles.get(key);
       if (seen) seen.names.push(name);
-      else bundles.set(key, { names: [name], dir: staged(out, bundles.size + 1, fn.file), nodeOptions });
+      else bundles.set(key, { names: [name], bundle: staged(out, bundles.size + 1, fn.file), nodeOptions });
     }
-    const sized = [...bundles.values()].map((b) => ({ ...b, ...bundleKib(join(b.dir, 'index.mjs')) }));
-    const functions = sized.map(({ names, dir, nodeOptions, kib, lazyKib }) => ({
+    const sized = [...bundles.values()].map((b) => ({ ...b, ...bundleKib(entryFile(b.bundle)) }));
+    const functions = sized.map(({ names, bundle, nodeOptions, kib, lazyKib }) => ({
       names,
       kib,
       lazyKib,
       ...pairedRatio(
         () => task.importCpuMs(node, floor, nodeOptions),
-        () => task.importCpuMs(node, dir, nodeOptions),
+        () => task.importCpuMs(node, bundle, nodeOptions),
       ),
     }));
     const largest = sized.reduce((a, b) => (b.kib > a.kib ? b : a));
     const sourceMaps = {
       name: largest.names[0]!,
       ...pairedRatio(
-        () => task.importCpuMs(node, largest.dir, ''),
-        () => task.importCpuMs(node, largest.dir, '--enable-source-maps'),
+        () => task.importCpuMs(node, largest.bundle, ''),
+        () => task.importCpuMs(node, largest.bundle, '--enable-source-maps'),
       ),
     };
     const nodeVersion = execFileSync(node, ['--version']).toString().trim();
-    return { nodeVersion, floorKib: bundleKib(join(floor, 'index.mjs')).kib, functions, sourceMaps };
+    return { nodeVersion, pinned: PINNED, floorKib: bundleKib(entryFile(floor)).kib, functions, sourceMaps };
   } finally {
     rmSync(out, { recursive: true, force: true });
+    task.remove();
   }
 }

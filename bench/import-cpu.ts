@@ -4,12 +4,10 @@
  * on npm, kept in npx's cache, as `.ci/run` gets it).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { DEPLOY_NODE_MAJOR } from '../infra/runtime.ts';
 
-/** The binary of a Node major: this process's own when it is that major. */
+/** The official binary of a Node major (the machine's own Node may be another build). */
 export function nodeBinary(major: number): string {
-  if (Number(process.versions.node.split('.')[0]) === major) return process.execPath;
   return execFileSync('npx', ['--yes', '--package', `node@${major}`, '--', 'node', '-p', 'process.execPath'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   })
@@ -32,9 +30,15 @@ export const runtimeNode = (): string => nodeBinary(DEPLOY_NODE_MAJOR);
  * pinned.
  */
 const pinned = ((): string[] => {
-  const core = String(availableParallelism() - 1);
-  return spawnSync('taskset', ['-c', core, 'true']).status === 0 ? ['taskset', '-c', core] : [];
+  // The last core this process may run on ("pid 7's current affinity list: 0-3,6"): a container may allow only some.
+  const core = spawnSync('taskset', ['-pc', String(process.pid)])
+    .stdout?.toString()
+    .match(/(\d+)\s*$/)?.[1];
+  return core === undefined ? [] : ['taskset', '-c', core];
 })();
+
+/** Whether imports run pinned (the bench's header says so). */
+export const PINNED = pinned.length > 0;
 
 /** CPU milliseconds (all threads) a fresh process of `node` spends importing `file`. */
 export function importCpuMs(node: string, file: string, nodeOptions: string): number {

@@ -149,7 +149,7 @@ if (only && process.argv.includes('--write')) throw new Error('--write needs the
 const cold = only === 'api' ? undefined : await coldStarts();
 const rows = [...(cold ? coldStartRows(cold) : []), ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists())])];
 const table = [
-  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function on the functions' Node major, one core, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function on the functions' Node major${cold?.pinned ? ', one core' : ''}, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
   '',
   '| what | result |',
   '|---|---|',
