@@ -3,15 +3,17 @@ import type { ReactionEntry, ReactionOp } from '#shared/data/messages';
 import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
 import { nested } from '#shared/util/object-schema';
+import { propertyPattern } from '#shared/util/property-pattern';
 
 export const MAX_REACTION_NAMES = 50;
 export const MAX_CONTACTS_PER_REACTION = 1000;
 
+const PICTOGRAPHIC = propertyPattern('\\p{Extended_Pictographic}|\\p{Regional_Indicator}');
+
 // Made on first use: constructing a segmenter loads ICU break data (tens of ms), a cost every cold start would pay.
 let segmenter: Intl.Segmenter | undefined;
 const isSingleEmoji = (name: string) =>
-  [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 &&
-  /\p{Extended_Pictographic}|\p{Regional_Indicator}/u.test(name);
+  [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 && PICTOGRAPHIC.test(name);
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops them from handlers that never use them (docs/performance.md).
 export const reactionName = /* @__PURE__ */ (() =>

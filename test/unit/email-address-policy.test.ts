@@ -1,6 +1,7 @@
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { classifyAddress, isAllowedTarget } from '#shared/email/validator/index';
-import { ipv6Bytes } from '#shared/email/validator/address-policy';
+import { ipv6Bytes, RANGES, type AddressClass } from '#shared/email/validator/address-policy';
 
 describe('classifyAddress (SSRF guard for MX targets)', () => {
   it.each([
@@ -81,5 +82,149 @@ describe('classifyAddress (SSRF guard for MX targets)', () => {
     expect(Array.from(ipv6Bytes('::ffff:1.2.3.4')!).slice(10)).toEqual([0xff, 0xff, 1, 2, 3, 4]);
     expect(Array.from(ipv6Bytes('2001:db8:0:0:1:0:0:1')!)).toEqual([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
     expect(ipv6Bytes('1.2.3.4')).toBeUndefined();
+  });
+});
+
+describe('classifyAddress matches as net.BlockList does', () => {
+  // The reference: the same ranges in Node's BlockList, as the guard was first written.
+  const blockList = (ranges: (typeof RANGES)[keyof typeof RANGES]) => {
+    const list = new net.BlockList();
+    for (const [address, prefix] of ranges.ipv4) list.addSubnet(address, prefix, 'ipv4');
+    for (const [address, prefix] of ranges.ipv6) list.addSubnet(address, prefix, 'ipv6');
+    return list;
+  };
+  const [privateList, metadata, forbidden, globalUnicast] = [
+    RANGES.private,
+    RANGES.metadataAndLinkLocal,
+    RANGES.forbidden,
+    RANGES.globalUnicast,
+  ].map(blockList) as [net.BlockList, net.BlockList, net.BlockList, net.BlockList];
+  const v4Text = (bytes: ArrayLike<number>) => Array.from(bytes).join('.');
+  const v6Text = (bytes: ArrayLike<number>) =>
+    Array.from({ length: 8 }, (_, i) => ((bytes[i * 2]! << 8) | bytes[i * 2 + 1]!).toString(16)).join(':');
+  const referenceV4 = (ip: string): AddressClass =>
+    metadata.check(ip, 'ipv4')
+      ? 'forbidden'
+      : privateList.check(ip, 'ipv4')
+        ? 'private'
+        : forbidden.check(ip, 'ipv4')
+          ? 'forbidden'
+          : 'public';
+  const reference = (ip: string): AddressClass => {
+    if (net.isIPv4(ip)) return referenceV4(ip);
+    const b = ipv6Bytes(ip)!;
+    const zeros = (from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
+    if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return referenceV4(v4Text(b.subarray(12)));
+    if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12)) return referenceV4(v4Text(b.subarray(12)));
+    if (b[0] === 0x20 && b[1] === 0x02) return referenceV4(v4Text(b.subarray(2, 6)));
+    if (metadata.check(ip, 'ipv6')) return 'forbidden';
+    if (privateList.check(ip, 'ipv6')) return 'private';
+    return forbidden.check(ip, 'ipv6') || !globalUnicast.check(ip, 'ipv6') ? 'forbidden' : 'public';
+  };
+
+  /** The first and last address of a network, and the ones just outside it. */
+  const edges = (network: Uint8Array, prefix: number): Uint8Array[] => {
+    const first = network.map((byte, i) => byte & (0xff << Math.max(0, 8 - Math.max(0, prefix - i * 8))) & 0xff);
+    const last = network.map((byte, i) => byte | (0xff >> Math.min(8, Math.max(0, prefix - i * 8))));
+    const step = (bytes: Uint8Array, by: 1 | -1) => {
+      const next = bytes.slice();
+      for (let i = next.length - 1; i >= 0; i--) {
+        next[i] = (next[i]! + by) & 0xff;
+        if (next[i] !== (by === 1 ? 0 : 0xff)) break;
+      }
+      return next;
+    };
+    return [first, last, step(first, -1), step(last, 1)];
+  };
+  const v4 = (text: string) => Uint8Array.from(text.split('.'), Number);
+  let seed = 7;
+  const randomByte = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 256;
+  const randomBytes = (n: number) => Uint8Array.from({ length: n }, randomByte);
+
+  it('on every range edge and on 6,000 random IPv4, IPv6 and IPv4-carrying IPv6 addresses', () => {
+    // Given the edges of every range and random addresses of each form
+    const ipv4 = Object.values(RANGES).flatMap((r) => r.ipv4.flatMap(([a, p]) => edges(v4(a), p)));
+    const ipv6 = Object.values(RANGES).flatMap((r) => r.ipv6.flatMap(([a, p]) => edges(ipv6Bytes(a)!, p)));
+    for (let i = 0; i < 2000; i++) ipv4.push(randomBytes(4));
+    for (let i = 0; i < 2000; i++) ipv6.push(randomBytes(16));
+    const carried = ipv4.flatMap((b) => [`::ffff:${v4Text(b)}`, `64:ff9b::${v4Text(b)}`, v6Text([0x20, 0x02, ...b, ...randomBytes(10)])]);
+    const addresses = [...ipv4.map(v4Text), ...ipv6.map(v6Text), ...carried];
+    expect(addresses.length).toBeGreaterThan(6000);
+
+    // When each is classified, Then the class is the reference's
+    const differing = addresses.filter((ip) => classifyAddress(ip) !== reference(ip));
+    expect(differing).toEqual([]);
+    // And the corpus reaches every class
+    expect(new Set(addresses.map(classifyAddress))).toEqual(new Set(['public', 'private', 'forbidden']));
+  });
+});
+
+describe('ipv6Bytes reads IPv6 text as Node does', () => {
+  let seed = 11;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const pick = <T>(items: readonly T[]) => items[random(items.length)]!;
+
+  /** An IPv6 address in one of its text forms: case, leading zeros, a compressed run of zeros, a dotted tail. */
+  const written = (): string => {
+    const groups = Array.from({ length: 8 }, () => (random(3) === 0 ? 0 : random(0x10000)));
+    const from = random(8);
+    groups.fill(0, from, from + random(9 - from));
+    const hex = groups.map((g) => {
+      const text = g.toString(16).padStart(random(2) === 0 ? 1 : 4, '0');
+      return random(2) === 0 ? text.toUpperCase() : text;
+    });
+    const tail = random(4) === 0 ? [`${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`] : undefined;
+    const parts = tail ? [...hex.slice(0, 6), ...tail] : hex;
+    const zeroRuns = [...parts.keys()].filter((i) => parts[i] !== undefined && /^0+$/.test(parts[i]!));
+    if (zeroRuns.length === 0 || random(3) === 0) return parts.join(':');
+    const start = pick(zeroRuns);
+    let end = start;
+    while (end + 1 < parts.length && /^0+$/.test(parts[end + 1]!) && random(4) !== 0) end++;
+    return `${parts.slice(0, start).join(':')}::${parts.slice(end + 1).join(':')}`;
+  };
+
+  /** The text with one to three characters inserted, removed or replaced. */
+  const mutated = (text: string): string => {
+    let out = text;
+    for (let edits = 1 + random(3); edits > 0; edits--) {
+      const at = random(out.length + 1);
+      const char = pick([...':.%0123456789abcdefgABCDEFz ']);
+      const edit = random(3);
+      out = edit === 0 ? out.slice(0, at) + char + out.slice(at) : out.slice(0, at) + (edit === 1 ? '' : char) + out.slice(at + 1);
+    }
+    return out;
+  };
+
+  const canonical = (text: string) => new URL(`http://[${text}]`).hostname;
+  const fullText = (bytes: Uint8Array) =>
+    Array.from({ length: 8 }, (_, i) => ((bytes[i * 2]! << 8) | bytes[i * 2 + 1]!).toString(16)).join(':');
+
+  it('takes exactly the texts net.isIPv6 takes (zone ids refused), with the bytes the URL parser reads, on 30,000 texts', () => {
+    // Given written IPv6 addresses and mutations of them
+    const valid = Array.from({ length: 10_000 }, written);
+    const texts = [
+      ...valid,
+      ...valid.flatMap((t) => [mutated(t), mutated(t)]),
+      '',
+      ':',
+      '::',
+      ':::',
+      '1::2::3',
+      'fe80::1%eth0',
+      '::ffff:1.2.3.04',
+    ];
+
+    // When each is parsed
+    const disagreeing = texts.filter((t) => (ipv6Bytes(t) !== undefined) !== (net.isIPv6(t) && !t.includes('%')));
+    const misread = texts.filter((t) => {
+      const bytes = ipv6Bytes(t);
+      return bytes !== undefined && canonical(fullText(bytes)) !== canonical(t);
+    });
+
+    // Then it is an address exactly when Node says so, and the same address
+    expect(disagreeing).toEqual([]);
+    expect(misread).toEqual([]);
+    expect(valid.every((t) => net.isIPv6(t))).toBe(true);
+    expect(texts.filter((t) => ipv6Bytes(t) === undefined).length).toBeGreaterThan(5_000);
   });
 });

@@ -82,6 +82,8 @@ const invalid: [unknown, string][] = [
   [`${'ü'.repeat(33)}@example.com`, 'local part is longer than 64 octets in UTF-8'],
   ['a@localhost', 'domain must contain at least one dot'],
   ['a@123.123.123.123', 'domain is an IP address; only domain names are accepted'],
+  ['a@::1', 'domain is an IP address; only domain names are accepted'],
+  ['a@fe80::1', 'domain is an IP address; only domain names are accepted'],
   ['a@[1.2.3.4]', 'IP address literals like [192.0.2.1] are not accepted as a domain'],
   ['a@[IPv6:::1]', 'IP address literals like [192.0.2.1] are not accepted as a domain'],
   ['a@0x7f.0.0.1', "top-level domain '1' is numeric"],

@@ -23,75 +23,105 @@ import net from 'node:net';
  */
 export type AddressClass = 'public' | 'private' | 'forbidden';
 
-function blockList(ipv4: [string, number][], ipv6: [string, number][]): net.BlockList {
-  const list = new net.BlockList();
-  for (const [network, prefix] of ipv4) list.addSubnet(network, prefix, 'ipv4');
-  for (const [network, prefix] of ipv6) list.addSubnet(network, prefix, 'ipv6');
-  return list;
+/** Networks as written in the registries: [address, prefix length]. */
+interface Ranges {
+  ipv4: [string, number][];
+  ipv6: [string, number][];
 }
 
-const PRIVATE = blockList(
-  [
-    ['10.0.0.0', 8],
-    ['172.16.0.0', 12],
-    ['192.168.0.0', 16],
-    ['127.0.0.0', 8], // loopback
-    ['100.64.0.0', 10], // carrier-grade NAT
-    ['198.18.0.0', 15], // benchmarking; also used by fake-IP DNS proxies
-  ],
-  [
-    ['::1', 128], // loopback
-    ['fc00::', 7], // unique local (but see METADATA: fd00:ec2::254 is never allowed)
-    ['fec0::', 10], // deprecated site-local
-  ],
-);
+/** The ranges of each class (exported so a test can hold the matching to net.BlockList's). */
+export const RANGES = {
+  private: {
+    ipv4: [
+      ['10.0.0.0', 8],
+      ['172.16.0.0', 12],
+      ['192.168.0.0', 16],
+      ['127.0.0.0', 8], // loopback
+      ['100.64.0.0', 10], // carrier-grade NAT
+      ['198.18.0.0', 15], // benchmarking; also used by fake-IP DNS proxies
+    ],
+    ipv6: [
+      ['::1', 128], // loopback
+      ['fc00::', 7], // unique local (but see metadataAndLinkLocal: fd00:ec2::254 is never allowed)
+      ['fec0::', 10], // deprecated site-local
+    ],
+  },
+  /** Checked before `private`: these sit inside ranges that are otherwise only private. */
+  metadataAndLinkLocal: {
+    ipv4: [['169.254.0.0', 16]], // link-local, incl. the EC2/Lambda metadata and credentials endpoint 169.254.169.254
+    ipv6: [
+      ['fe80::', 10], // link-local
+      ['fd00:ec2::254', 128], // the EC2 metadata endpoint over IPv6
+    ],
+  },
+  forbidden: {
+    ipv4: [
+      ['0.0.0.0', 8], // "this network", incl. the unspecified address
+      ['192.0.0.0', 24], // IETF protocol assignments
+      ['192.0.2.0', 24], // documentation (TEST-NET-1)
+      ['192.88.99.0', 24], // deprecated 6to4 relay anycast
+      ['198.51.100.0', 24], // documentation (TEST-NET-2)
+      ['203.0.113.0', 24], // documentation (TEST-NET-3)
+      ['224.0.0.0', 4], // multicast
+      ['240.0.0.0', 4], // reserved, incl. broadcast 255.255.255.255
+    ],
+    ipv6: [
+      ['::', 96], // unspecified and deprecated IPv4-compatible
+      ['64:ff9b:1::', 48], // local-use NAT64
+      ['100::', 64], // discard-only
+      ['2001::', 23], // IETF protocol assignments (Teredo, ORCHID, benchmarking, ...)
+      ['2001:db8::', 32], // documentation
+      ['3fff::', 20], // documentation
+      ['5f00::', 16], // SRv6 SIDs
+      ['ff00::', 8], // multicast
+    ],
+  },
+  /** Everything routable on the IPv6 internet today is inside 2000::/3. */
+  globalUnicast: { ipv4: [], ipv6: [['2000::', 3]] },
+} satisfies Record<string, Ranges>;
 
-/** Checked before PRIVATE: these sit inside ranges that are otherwise only private. */
-const METADATA_AND_LINK_LOCAL = blockList(
-  [['169.254.0.0', 16]], // link-local, incl. the EC2/Lambda metadata and credentials endpoint 169.254.169.254
-  [
-    ['fe80::', 10], // link-local
-    ['fd00:ec2::254', 128], // the EC2 metadata endpoint over IPv6
-  ],
-);
+/** A network as its address bytes (4 for IPv4, 16 for IPv6) and prefix length. */
+type Network = readonly [bytes: Uint8Array, prefix: number];
 
-const FORBIDDEN = blockList(
-  [
-    ['0.0.0.0', 8], // "this network", incl. the unspecified address
-    ['192.0.0.0', 24], // IETF protocol assignments
-    ['192.0.2.0', 24], // documentation (TEST-NET-1)
-    ['192.88.99.0', 24], // deprecated 6to4 relay anycast
-    ['198.51.100.0', 24], // documentation (TEST-NET-2)
-    ['203.0.113.0', 24], // documentation (TEST-NET-3)
-    ['224.0.0.0', 4], // multicast
-    ['240.0.0.0', 4], // reserved, incl. broadcast 255.255.255.255
-  ],
-  [
-    ['::', 96], // unspecified and deprecated IPv4-compatible
-    ['64:ff9b:1::', 48], // local-use NAT64
-    ['100::', 64], // discard-only
-    ['2001::', 23], // IETF protocol assignments (Teredo, ORCHID, benchmarking, ...)
-    ['2001:db8::', 32], // documentation
-    ['3fff::', 20], // documentation
-    ['5f00::', 16], // SRv6 SIDs
-    ['ff00::', 8], // multicast
-  ],
-);
+// Matched in plain JS on the parsed bytes rather than with net.BlockList,
+// whose construction at init (a SocketAddress per range) showed in the
+// validating functions' cold start; parsed at the first classification.
+const networks = ({ ipv4, ipv6 }: Ranges) => ({
+  ipv4: ipv4.map(([address, prefix]): Network => [ipv4Bytes(address), prefix]),
+  ipv6: ipv6.map(([address, prefix]): Network => [ipv6Bytes(address)!, prefix]),
+});
+let parsed: Record<keyof typeof RANGES, ReturnType<typeof networks>> | undefined;
+const NETWORKS = () =>
+  (parsed ??= {
+    private: networks(RANGES.private),
+    metadataAndLinkLocal: networks(RANGES.metadataAndLinkLocal),
+    forbidden: networks(RANGES.forbidden),
+    globalUnicast: networks(RANGES.globalUnicast),
+  });
 
-// Everything routable on the IPv6 internet today is inside 2000::/3.
-const GLOBAL_UNICAST_V6 = blockList([], [['2000::', 3]]);
+/** Whether the address's first `prefix` bits are the network's. */
+function inNetwork(address: Uint8Array, [network, prefix]: Network): boolean {
+  const whole = prefix >> 3;
+  for (let i = 0; i < whole; i++) if (address[i] !== network[i]) return false;
+  const bits = prefix & 7;
+  if (bits === 0) return true;
+  const mask = (0xff << (8 - bits)) & 0xff;
+  return (address[whole]! & mask) === (network[whole]! & mask);
+}
+
+const inAny = (address: Uint8Array, networks: readonly Network[]) => networks.some((network) => inNetwork(address, network));
 
 export function classifyAddress(ip: string): AddressClass {
-  const family = net.isIP(ip);
-  if (family === 4) return classifyIpv4(ip);
-  if (family !== 6) return 'forbidden';
+  // Only IPv6 has colons: IPv4 text never reaches the IPv6 parser, nor the reverse.
+  if (!ip.includes(':')) return net.isIPv4(ip) ? classifyIpv4(ipv4Bytes(ip)) : 'forbidden';
   const bytes = ipv6Bytes(ip);
   if (!bytes) return 'forbidden';
   const embedded = embeddedIpv4(bytes);
   if (embedded) return classifyIpv4(embedded);
-  if (METADATA_AND_LINK_LOCAL.check(ip, 'ipv6')) return 'forbidden';
-  if (PRIVATE.check(ip, 'ipv6')) return 'private';
-  if (FORBIDDEN.check(ip, 'ipv6') || !GLOBAL_UNICAST_V6.check(ip, 'ipv6')) return 'forbidden';
+  const { metadataAndLinkLocal, private: privateUse, forbidden, globalUnicast } = NETWORKS();
+  if (inAny(bytes, metadataAndLinkLocal.ipv6)) return 'forbidden';
+  if (inAny(bytes, privateUse.ipv6)) return 'private';
+  if (inAny(bytes, forbidden.ipv6) || !inAny(bytes, globalUnicast.ipv6)) return 'forbidden';
   return 'public';
 }
 
@@ -101,17 +131,23 @@ export function isAllowedTarget(ip: string, allowPrivate: boolean): boolean {
   return kind === 'public' || (allowPrivate && kind === 'private');
 }
 
-function classifyIpv4(ip: string): AddressClass {
-  if (METADATA_AND_LINK_LOCAL.check(ip, 'ipv4')) return 'forbidden';
-  if (PRIVATE.check(ip, 'ipv4')) return 'private';
-  if (FORBIDDEN.check(ip, 'ipv4')) return 'forbidden';
+function classifyIpv4(bytes: Uint8Array): AddressClass {
+  const { metadataAndLinkLocal, private: privateUse, forbidden } = NETWORKS();
+  if (inAny(bytes, metadataAndLinkLocal.ipv4)) return 'forbidden';
+  if (inAny(bytes, privateUse.ipv4)) return 'private';
+  if (inAny(bytes, forbidden.ipv4)) return 'forbidden';
   return 'public';
 }
 
+/** The 4 bytes of a dotted-quad IPv4 address (one net.isIPv4 has accepted: no leading zeros, each part ≤ 255). */
+function ipv4Bytes(ip: string): Uint8Array {
+  return Uint8Array.from(ip.split('.'), Number);
+}
+
 /** The IPv4 address an IPv6 address stands for, when it is a mapped, NAT64 or 6to4 form. */
-function embeddedIpv4(bytes: Uint8Array): string | undefined {
+function embeddedIpv4(bytes: Uint8Array): Uint8Array | undefined {
   const zeros = (from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
-  const quad = (at: number) => Array.from(bytes.subarray(at, at + 4)).join('.');
+  const quad = (at: number) => bytes.subarray(at, at + 4);
   // ::ffff:0:0/96, IPv4-mapped
   if (zeros(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return quad(12);
   // 64:ff9b::/96, well-known NAT64 prefix
@@ -121,29 +157,40 @@ function embeddedIpv4(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
-/** The 16 bytes of an IPv6 address (with `::` and an optional dotted-quad tail), or undefined. */
+const HEX_GROUP = /^[0-9A-Fa-f]{1,4}$/;
+
+/**
+ * The 16 bytes of an IPv6 address (with `::` and an optional dotted-quad
+ * tail), or undefined when the text is not one. Parsed here rather than
+ * checked with net.isIPv6 first: the first call of that compiles a large
+ * regular expression, about 4 ms of a cold function's first validation (an
+ * MX host's AAAA answer comes here). A test holds the two to the same answers;
+ * zone ids (`fe80::1%eth0`), which net.isIPv6 takes, are refused.
+ */
 export function ipv6Bytes(ip: string): Uint8Array | undefined {
-  if (!net.isIPv6(ip) || ip.includes('%')) return undefined;
-  let text = ip;
-  const tail: number[] = [];
-  const lastColon = text.lastIndexOf(':');
-  const last = text.slice(lastColon + 1);
-  if (last.includes('.')) {
-    tail.push(...last.split('.').map(Number));
-    text = `${text.slice(0, lastColon + 1)}0:0`; // placeholder groups, replaced below
+  const halves = ip.split('::');
+  if (halves.length > 2) return undefined;
+  const groups: number[][] = [];
+  for (const [h, half] of halves.entries()) {
+    const parts = half === '' ? [] : half.split(':');
+    const values: number[] = [];
+    for (const [i, part] of parts.entries()) {
+      if (HEX_GROUP.test(part)) values.push(parseInt(part, 16));
+      else if (h === halves.length - 1 && i === parts.length - 1 && net.isIPv4(part)) {
+        const quad = ipv4Bytes(part);
+        values.push((quad[0]! << 8) | quad[1]!, (quad[2]! << 8) | quad[3]!);
+      } else return undefined;
+    }
+    groups.push(values);
   }
-  const [head = '', rest] = text.split('::') as [string, string | undefined];
-  const groups = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const front = groups(head);
-  const back = rest === undefined ? [] : groups(rest);
-  const missing = 8 - front.length - back.length;
-  const all = rest === undefined ? front : [...front, ...Array<number>(missing).fill(0), ...back];
-  if (all.length !== 8) return undefined;
+  const [front = [], back] = groups;
+  const count = front.length + (back?.length ?? 0);
+  if (back === undefined ? count !== 8 : count > 7) return undefined;
+  const all = back === undefined ? front : [...front, ...Array<number>(8 - count).fill(0), ...back];
   const bytes = new Uint8Array(16);
   all.forEach((group, i) => {
     bytes[i * 2] = group >> 8;
     bytes[i * 2 + 1] = group & 0xff;
   });
-  if (tail.length === 4) bytes.set(tail, 12);
   return bytes;
 }

@@ -1,6 +1,7 @@
 import type * as Tr46 from 'tr46';
 import { commonJsExports } from '#shared/util/commonjs';
 import { loadedOnFirstUse } from '#shared/util/first-use';
+import { propertyPattern } from '#shared/util/property-pattern';
 
 /**
  * Internationalized domain names (IDNA) for mail domains, done by `tr46`
@@ -137,6 +138,10 @@ function hyphenProblem(label: string): string | undefined {
   return undefined;
 }
 
+const GREEK = propertyPattern('\\p{Script=Greek}');
+const HEBREW = propertyPattern('\\p{Script=Hebrew}');
+const HIRAGANA_KATAKANA_HAN = propertyPattern('[\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Han}]');
+
 /**
  * RFC 5892 Appendix A.3-A.9: code points IDNA2008 allows only next to
  * certain others. UTS #46 does not check them; registries do.
@@ -150,12 +155,12 @@ function contextProblem(label: string): string | undefined {
       case '\u00b7': // MIDDLE DOT, Catalan "l·l"
         return before !== 'l' || after !== 'l';
       case '\u0375': // GREEK LOWER NUMERAL SIGN
-        return !/\p{Script=Greek}/u.test(after);
+        return !GREEK.test(after);
       case '\u05f3': // HEBREW PUNCTUATION GERESH
       case '\u05f4': // HEBREW PUNCTUATION GERSHAYIM
-        return !/\p{Script=Hebrew}/u.test(before);
+        return !HEBREW.test(before);
       case '\u30fb': // KATAKANA MIDDLE DOT
-        return !/[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u.test(label.replaceAll('\u30fb', ''));
+        return !HIRAGANA_KATAKANA_HAN.test(label.replaceAll('\u30fb', ''));
       default: // Arabic-Indic digits and Extended Arabic-Indic digits must not mix
         return /[\u0660-\u0669]/.test(char) ? /[\u06f0-\u06f9]/.test(label) : false;
     }
