@@ -10,6 +10,11 @@
  * and development still runs on Node 20.
  */
 export class ReadableStream {
+  // Only instanceof is needed; anything else would be a use this stand-in cannot serve, so it fails loudly.
+  constructor() {
+    throw new Error('node:stream/web is not bundled (infra/bundle.ts): middy response streaming is not supported');
+  }
+
   static [Symbol.hasInstance](value: unknown): boolean {
     return value instanceof globalThis.ReadableStream;
   }

@@ -25,8 +25,8 @@ export type AddressClass = 'public' | 'private' | 'forbidden';
 
 /** Networks as written in the registries: [address, prefix length]. */
 interface Ranges {
-  ipv4: [string, number][];
-  ipv6: [string, number][];
+  ipv4: readonly (readonly [string, number])[];
+  ipv6: readonly (readonly [string, number])[];
 }
 
 /** The ranges of each class (exported so a test can hold the matching to net.BlockList's). */
@@ -78,25 +78,32 @@ export const RANGES = {
   },
   /** Everything routable on the IPv6 internet today is inside 2000::/3. */
   globalUnicast: { ipv4: [], ipv6: [['2000::', 3]] },
-} satisfies Record<string, Ranges>;
+} as const satisfies Record<string, Ranges>;
 
 /** A network as its address bytes (4 for IPv4, 16 for IPv6) and prefix length. */
 type Network = readonly [bytes: Uint8Array, prefix: number];
 
+function rangeBytes(address: string): Uint8Array {
+  const bytes = address.includes(':') ? ipv6Bytes(address) : ipv4Bytes(address);
+  if (!bytes) throw new Error(`address-policy: malformed range address ${address}`);
+  return bytes;
+}
+
+const toNetworks = ({ ipv4, ipv6 }: Ranges) => ({
+  ipv4: ipv4.map(([address, prefix]): Network => [rangeBytes(address), prefix]),
+  ipv6: ipv6.map(([address, prefix]): Network => [rangeBytes(address), prefix]),
+});
+
 // Matched in plain JS on the parsed bytes rather than with net.BlockList,
 // whose construction at init (a SocketAddress per range) showed in the
 // validating functions' cold start; parsed at the first classification.
-const networks = ({ ipv4, ipv6 }: Ranges) => ({
-  ipv4: ipv4.map(([address, prefix]): Network => [ipv4Bytes(address), prefix]),
-  ipv6: ipv6.map(([address, prefix]): Network => [ipv6Bytes(address)!, prefix]),
-});
-let parsed: Record<keyof typeof RANGES, ReturnType<typeof networks>> | undefined;
-const NETWORKS = () =>
-  (parsed ??= {
-    private: networks(RANGES.private),
-    metadataAndLinkLocal: networks(RANGES.metadataAndLinkLocal),
-    forbidden: networks(RANGES.forbidden),
-    globalUnicast: networks(RANGES.globalUnicast),
+let networks: Record<keyof typeof RANGES, ReturnType<typeof toNetworks>> | undefined;
+const parsedNetworks = () =>
+  (networks ??= {
+    private: toNetworks(RANGES.private),
+    metadataAndLinkLocal: toNetworks(RANGES.metadataAndLinkLocal),
+    forbidden: toNetworks(RANGES.forbidden),
+    globalUnicast: toNetworks(RANGES.globalUnicast),
   });
 
 /** Whether the address's first `prefix` bits are the network's. */
@@ -112,13 +119,14 @@ function inNetwork(address: Uint8Array, [network, prefix]: Network): boolean {
 const inAny = (address: Uint8Array, networks: readonly Network[]) => networks.some((network) => inNetwork(address, network));
 
 export function classifyAddress(ip: string): AddressClass {
-  // Only IPv6 has colons: IPv4 text never reaches the IPv6 parser, nor the reverse.
-  if (!ip.includes(':')) return net.isIPv4(ip) ? classifyIpv4(ipv4Bytes(ip)) : 'forbidden';
+  const family = net.isIP(ip);
+  if (family === 4) return classifyIpv4(ipv4Bytes(ip));
+  if (family !== 6) return 'forbidden';
   const bytes = ipv6Bytes(ip);
   if (!bytes) return 'forbidden';
   const embedded = embeddedIpv4(bytes);
   if (embedded) return classifyIpv4(embedded);
-  const { metadataAndLinkLocal, private: privateUse, forbidden, globalUnicast } = NETWORKS();
+  const { metadataAndLinkLocal, private: privateUse, forbidden, globalUnicast } = parsedNetworks();
   if (inAny(bytes, metadataAndLinkLocal.ipv6)) return 'forbidden';
   if (inAny(bytes, privateUse.ipv6)) return 'private';
   if (inAny(bytes, forbidden.ipv6) || !inAny(bytes, globalUnicast.ipv6)) return 'forbidden';
@@ -132,14 +140,14 @@ export function isAllowedTarget(ip: string, allowPrivate: boolean): boolean {
 }
 
 function classifyIpv4(bytes: Uint8Array): AddressClass {
-  const { metadataAndLinkLocal, private: privateUse, forbidden } = NETWORKS();
+  const { metadataAndLinkLocal, private: privateUse, forbidden } = parsedNetworks();
   if (inAny(bytes, metadataAndLinkLocal.ipv4)) return 'forbidden';
   if (inAny(bytes, privateUse.ipv4)) return 'private';
   if (inAny(bytes, forbidden.ipv4)) return 'forbidden';
   return 'public';
 }
 
-/** The 4 bytes of a dotted-quad IPv4 address (one net.isIPv4 has accepted: no leading zeros, each part ≤ 255). */
+/** The 4 bytes of a dotted-quad IPv4 address (one net.isIP has accepted: no leading zeros, each part ≤ 255). */
 function ipv4Bytes(ip: string): Uint8Array {
   return Uint8Array.from(ip.split('.'), Number);
 }
@@ -157,40 +165,29 @@ function embeddedIpv4(bytes: Uint8Array): Uint8Array | undefined {
   return undefined;
 }
 
-const HEX_GROUP = /^[0-9A-Fa-f]{1,4}$/;
-
-/**
- * The 16 bytes of an IPv6 address (with `::` and an optional dotted-quad
- * tail), or undefined when the text is not one. Parsed here rather than
- * checked with net.isIPv6 first: the first call of that compiles a large
- * regular expression, about 4 ms of a cold function's first validation (an
- * MX host's AAAA answer comes here). A test holds the two to the same answers;
- * zone ids (`fe80::1%eth0`), which net.isIPv6 takes, are refused.
- */
+/** The 16 bytes of an IPv6 address (with `::` and an optional dotted-quad tail), or undefined. */
 export function ipv6Bytes(ip: string): Uint8Array | undefined {
-  const halves = ip.split('::');
-  if (halves.length > 2) return undefined;
-  const groups: number[][] = [];
-  for (const [h, half] of halves.entries()) {
-    const parts = half === '' ? [] : half.split(':');
-    const values: number[] = [];
-    for (const [i, part] of parts.entries()) {
-      if (HEX_GROUP.test(part)) values.push(parseInt(part, 16));
-      else if (h === halves.length - 1 && i === parts.length - 1 && net.isIPv4(part)) {
-        const quad = ipv4Bytes(part);
-        values.push((quad[0]! << 8) | quad[1]!, (quad[2]! << 8) | quad[3]!);
-      } else return undefined;
-    }
-    groups.push(values);
+  if (!net.isIPv6(ip) || ip.includes('%')) return undefined;
+  let text = ip;
+  const tail: number[] = [];
+  const lastColon = text.lastIndexOf(':');
+  const last = text.slice(lastColon + 1);
+  if (last.includes('.')) {
+    tail.push(...last.split('.').map(Number));
+    text = `${text.slice(0, lastColon + 1)}0:0`; // placeholder groups, replaced below
   }
-  const [front = [], back] = groups;
-  const count = front.length + (back?.length ?? 0);
-  if (back === undefined ? count !== 8 : count > 7) return undefined;
-  const all = back === undefined ? front : [...front, ...Array<number>(8 - count).fill(0), ...back];
+  const [head = '', rest] = text.split('::') as [string, string | undefined];
+  const groups = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const front = groups(head);
+  const back = rest === undefined ? [] : groups(rest);
+  const missing = 8 - front.length - back.length;
+  const all = rest === undefined ? front : [...front, ...Array<number>(missing).fill(0), ...back];
+  if (all.length !== 8) return undefined;
   const bytes = new Uint8Array(16);
   all.forEach((group, i) => {
     bytes[i * 2] = group >> 8;
     bytes[i * 2 + 1] = group & 0xff;
   });
+  if (tail.length === 4) bytes.set(tail, 12);
   return bytes;
 }
