@@ -84,7 +84,8 @@ export const RANGES = {
 type Network = readonly [bytes: Uint8Array, prefix: number];
 
 function rangeBytes(address: string): Uint8Array {
-  const bytes = address.includes(':') ? ipv6Bytes(address) : ipv4Bytes(address);
+  const family = net.isIP(address);
+  const bytes = family === 4 ? ipv4Bytes(address) : family === 6 ? ipv6Bytes(address) : undefined;
   if (!bytes) throw new Error(`address-policy: malformed range address ${address}`);
   return bytes;
 }
