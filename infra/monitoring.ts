@@ -29,7 +29,7 @@ import type { DeploySettings } from './settings.ts';
  */
 export const THRESHOLDS = {
   /** Age of the oldest message on a work queue: longer than two visibility timeouts means it is stuck or retried again and again. */
-  queueAgeSeconds: { purge: 900, validation: 900 } satisfies Record<QueueName, number>,
+  queueAgeSeconds: { purge: 900, validation: 900, delivery: 900 } satisfies Record<QueueName, number>,
   /** Share of requests answered 5xx over 5 minutes, in 2 of 3 periods. */
   serverErrorRate: 0.01,
   /** p99 latency over 5 minutes, in 3 of 3 periods. */

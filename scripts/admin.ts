@@ -17,7 +17,8 @@ import { creditBalance } from '#shared/data/accounts';
 import { resumeAwaiting } from '#shared/email/credits';
 import { addCredits, createAccount, getAccount } from '#shared/data/accounts';
 import { createContact, getContact } from '#shared/data/contacts';
-import { createGroup } from '#shared/data/groups';
+import { createGroup, getGroup, groupAccountOf } from '#shared/data/groups';
+import { addMember, groupMembers, MAX_GROUP_MEMBERS, removeMember } from '#shared/data/group-members';
 import { issueTokenWithId, listTokens, revokeToken, revokeTokenById, TOKEN_PATTERN } from '#shared/data/tokens';
 import { looksLikeId } from '#shared/util/ids';
 import { resetDb } from '#shared/db/client';
@@ -32,6 +33,9 @@ commands:
   account create --name N [--credits C]
   contact create --account A --username U [--phone P] [--avatar-url URL]
   group create   --account A --name N
+  group add-member    --group G --contact C [--account A]   up to ${MAX_GROUP_MEMBERS} members a group
+  group remove-member --group G --contact C [--account A]
+  group members       --group G [--account A]                the members' contact ids
   token create   --account A --contact C     prints the token (shown only here) and its id
   token list     --account A                ids, contacts, creation and revocation times; never a token
   token revoke   --id ID | --token T
@@ -72,6 +76,14 @@ function count(flags: Flags, name: string): number | undefined {
   return value;
 }
 
+/** The account of the group named by --group: --account when given, else the group's own index entry. */
+async function groupAccount(f: Flags): Promise<string> {
+  const accountId = f.account ?? (await groupAccountOf(f.group!));
+  if (!accountId || !(await getGroup(accountId, f.group!)))
+    throw notFound(`group ${f.group} not found${f.account ? ` in account ${f.account}` : ''}`);
+  return accountId;
+}
+
 async function requireAccount(accountId: string) {
   const account = await getAccount(accountId);
   if (!account) throw notFound(`account ${accountId} not found`);
@@ -108,6 +120,35 @@ const commands: Record<string, Command> = {
       await requireAccount(f.account!);
       const group = await createGroup({ accountId: f.account!, name: f.name! });
       return { group_id: group.id };
+    },
+  },
+  'group add-member': {
+    flags: ['account', 'group', 'contact'],
+    required: ['group', 'contact'],
+    run: async (f) => {
+      const accountId = await groupAccount(f);
+      if (!(await getContact(accountId, f.contact!))) throw notFound(`contact ${f.contact} not found in account ${accountId}`);
+      const outcome = await addMember(accountId, f.group!, f.contact!);
+      if (outcome === 'no_group') throw notFound(`group ${f.group} not found in account ${accountId}`);
+      if (outcome === 'full') throw new CliError(`group ${f.group} has ${MAX_GROUP_MEMBERS} members already`, 1);
+      return { group_id: f.group, contact_id: f.contact, added: outcome === 'added' };
+    },
+  },
+  'group remove-member': {
+    flags: ['account', 'group', 'contact'],
+    required: ['group', 'contact'],
+    run: async (f) => {
+      const accountId = await groupAccount(f);
+      const removed = await removeMember(accountId, f.group!, f.contact!);
+      return { group_id: f.group, contact_id: f.contact, removed };
+    },
+  },
+  'group members': {
+    flags: ['account', 'group'],
+    required: ['group'],
+    run: async (f) => {
+      const accountId = await groupAccount(f);
+      return { group_id: f.group, members: await groupMembers(accountId, f.group!) };
     },
   },
   'token create': {

@@ -68,7 +68,8 @@ try {
 
 // Reuse the demo account kept with the data; seed a new one on a fresh start.
 let demo: DemoSeed | undefined = existsSync(DEMO_FILE) ? JSON.parse(readFileSync(DEMO_FILE, 'utf8')) : undefined;
-if (!demo || !(await getAccount(demo.accountId))) {
+// A demo from before delivery (0.2) has no second token: seed a new one.
+if (!demo || !demo.token2 || !(await getAccount(demo.accountId))) {
   demo = await seedDemo();
   writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2));
 }
@@ -80,6 +81,7 @@ const printed = {
   EMAIL_BASE_URL: stack.emailUrl!,
   DEMO_TOKEN: demo.token,
   DEMO_CONTACT_ID: demo.contactIds.bob,
+  DEMO_TOKEN_2: demo.token2,
   DEMO_GROUP_ID: demo.groupId,
   DEMO_ACCOUNT_ID: demo.accountId,
   // The earlier name of MESSAGING_BASE_URL, kept for one release.

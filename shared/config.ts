@@ -19,6 +19,8 @@ export interface Config {
   purgeQueueUrl: string | undefined;
   /** Queue of email validation work (the worker consumes it). */
   validationQueueUrl: string | undefined;
+  /** Queue that continues delivering a group message (or retracting it) past the send's request. */
+  deliveryQueueUrl: string | undefined;
   region: string;
 }
 
@@ -27,6 +29,7 @@ export function config(): Config {
     tableName: required('TABLE_NAME'),
     purgeQueueUrl: process.env.PURGE_QUEUE_URL || undefined,
     validationQueueUrl: process.env.VALIDATION_QUEUE_URL || undefined,
+    deliveryQueueUrl: process.env.DELIVERY_QUEUE_URL || undefined,
     region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
   };
   return cached;

@@ -6,7 +6,7 @@
  */
 export class DomainError extends Error {
   constructor(
-    readonly kind: 'not_found' | 'invalid' | 'conflict',
+    readonly kind: 'not_found' | 'invalid' | 'conflict' | 'forbidden',
     readonly code: string,
     message: string,
     /** The request parameter at fault, when there is one. */
@@ -25,3 +25,6 @@ export const invalid = (message: string, param?: string, code = 'parameter_inval
 
 /** A request that conflicts with the record's current state. */
 export const conflict = (message: string, code = 'conflict') => new DomainError('conflict', code, message);
+
+/** A record the caller may see but not change this way (another participant's message). */
+export const forbidden = (message: string, param?: string) => new DomainError('forbidden', 'permission_denied', message, param);

@@ -14,6 +14,7 @@ export interface QueueDefinition {
 export const queues = {
   purge: { name: 'purge', visibilityTimeoutSeconds: 360, maxReceiveCount: 5 },
   validation: { name: 'validation', visibilityTimeoutSeconds: 360, maxReceiveCount: 3 },
+  delivery: { name: 'delivery', visibilityTimeoutSeconds: 360, maxReceiveCount: 5 },
 } as const satisfies Record<string, QueueDefinition>;
 
 /** Environment variable through which a function learns a queue's URL. */

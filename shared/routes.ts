@@ -46,10 +46,26 @@ export const routes: readonly Route[] = [
     timeoutSeconds: 20,
   },
   { api: 'messaging', method: 'GET', path: '/v1/messages', handler: 'messages/list', table: 'read' },
-  { api: 'messaging', method: 'POST', path: '/v1/messages', handler: 'messages/create', table: 'readWrite' },
+  {
+    api: 'messaging',
+    method: 'POST',
+    path: '/v1/messages',
+    handler: 'messages/create',
+    table: 'readWrite',
+    sends: ['delivery'],
+    timeoutSeconds: 20,
+  },
   { api: 'messaging', method: 'GET', path: '/v1/messages/{id}', handler: 'messages/get', table: 'read' },
   { api: 'messaging', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite' },
-  { api: 'messaging', method: 'DELETE', path: '/v1/messages/{id}', handler: 'messages/delete', table: 'readWrite' },
+  {
+    api: 'messaging',
+    method: 'DELETE',
+    path: '/v1/messages/{id}',
+    handler: 'messages/delete',
+    table: 'readWrite',
+    sends: ['delivery'],
+    timeoutSeconds: 20,
+  },
 
   {
     api: 'email',
@@ -125,6 +141,16 @@ export const workers: readonly Worker[] = [
     maxConcurrency: 2,
   },
   {
+    name: 'deliver-messages',
+    handler: 'workers/deliver-messages',
+    queue: 'delivery',
+    table: 'readWrite',
+    sends: ['delivery'],
+    batchSize: 1,
+    timeoutSeconds: 60,
+    maxConcurrency: 5,
+  },
+  {
     name: 'validate-emails',
     handler: 'workers/validate-emails',
     queue: 'validation',
@@ -157,7 +183,14 @@ export interface Schedule {
 }
 
 export const schedules: readonly Schedule[] = [
-  { name: 'sweeper', handler: 'workers/sweeper', everyMinutes: 1, table: 'readWrite', sends: ['validation', 'purge'], timeoutSeconds: 60 },
+  {
+    name: 'sweeper',
+    handler: 'workers/sweeper',
+    everyMinutes: 1,
+    table: 'readWrite',
+    sends: ['validation', 'purge', 'delivery'],
+    timeoutSeconds: 60,
+  },
 ];
 
 const safeDecode = (segment: string) => {

@@ -1,24 +1,40 @@
 import type { Context } from 'aws-lambda';
 import { resumeAllAwaiting } from '#shared/email/credits';
 import { recoverLostWork } from '#shared/email/recovery';
+import { requeueUnfinishedFanouts } from '#shared/messaging/delivery';
 import { requeueUnfinishedPurges } from '#shared/purge';
 import { instrumented } from '#shared/util/invocation';
+import { describeError, logger } from '#shared/util/logger';
 
 /** Work stored longer ago than this but still not queued was stranded by a crash. */
 export const STRANDED_AFTER_MS = 2 * 60_000;
 /** Leave this much of the invocation unused. */
 const SAFETY_MS = 10_000;
 
+/** Each job runs on its own: one that throws is logged and the others still run. */
+async function isolated<T>(job: string, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (error) {
+    logger.error('sweeper job failed', { job, ...describeError(error) });
+    return undefined;
+  }
+}
+
 /**
  * Scheduled: finishes work a crash left between the database and the
  * queue, re-queues unfinished emails whose message was lost, releases work
  * held for credits once the account has them, and re-queues purges of
- * deleted conversations and lists whose chain stopped.
+ * deleted conversations and lists, and deliveries of group messages, whose
+ * chain stopped.
  */
 export const handler = instrumented(async (_event?: unknown, context?: Context) => {
   const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - SAFETY_MS;
-  const { settled, requeued } = await recoverLostWork({ strandedAfterMs: STRANDED_AFTER_MS, dueBeforeMs: Date.now(), deadline });
-  await resumeAllAwaiting();
-  const purges = await requeueUnfinishedPurges();
-  return { resent: settled, requeued, purges };
+  const recovered = await isolated('recover', () =>
+    recoverLostWork({ strandedAfterMs: STRANDED_AFTER_MS, dueBeforeMs: Date.now(), deadline }),
+  );
+  await isolated('release', () => resumeAllAwaiting());
+  const purges = await isolated('purges', () => requeueUnfinishedPurges());
+  const deliveries = await isolated('deliveries', () => requeueUnfinishedFanouts());
+  return { resent: recovered?.settled, requeued: recovered?.requeued, purges, deliveries };
 });

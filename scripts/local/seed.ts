@@ -1,5 +1,6 @@
 import { createAccount } from '#shared/data/accounts';
 import { createContact } from '#shared/data/contacts';
+import { addMember } from '#shared/data/group-members';
 import { createGroup } from '#shared/data/groups';
 import { issueToken } from '#shared/data/tokens';
 
@@ -9,10 +10,13 @@ export interface DemoSeed {
   userContactId: string;
   contactIds: Record<string, string>;
   groupId: string;
+  /** alice's token. */
   token: string;
+  /** bob's token: the other side of the demo's conversations. */
+  token2: string;
 }
 
-/** A demo account to try the API with: a user, two contacts to talk to and a group. */
+/** A demo account to try the API with: a user (alice), two contacts to talk to (bob, with a token of his own, and carol) and a group of all three. */
 export async function seedDemo(): Promise<DemoSeed> {
   const account = await createAccount({ name: 'Demo' });
   const accountId = account.account_id;
@@ -24,12 +28,14 @@ export async function seedDemo(): Promise<DemoSeed> {
     ].map((c) => createContact({ accountId, ...c, avatarUrl: `https://example.com/avatars/${c.username}.png` })),
   );
   const group = await createGroup({ accountId, name: 'team' });
-  const token = await issueToken({ accountId, contactId: alice!.id });
+  await Promise.all([alice, bob, carol].map((c) => addMember(accountId, group.id, c!.id)));
+  const [token, token2] = await Promise.all([alice, bob].map((c) => issueToken({ accountId, contactId: c!.id })));
   return {
     accountId,
     userContactId: alice!.id,
     contactIds: { alice: alice!.id, bob: bob!.id, carol: carol!.id },
     groupId: group.id,
-    token,
+    token: token!,
+    token2: token2!,
   };
 }

@@ -22,6 +22,10 @@ export interface Conversation {
   last_opened_at: number | null;
   created_at: number;
   archived_at: number | null;
+  /** Messages from other participants this user has not read; changed only with the entries it counts (shared/messaging/read-state.ts). */
+  unread_count: number;
+  /** The newest message id this user has read through (every earlier entry is read); null before any read. */
+  read_through: string | null;
 }
 
 // Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
@@ -40,6 +44,9 @@ const conversationSchema = /* @__PURE__ */ (() =>
     last_opened_at: v.nullish(v.number(), null),
     created_at: v.number(),
     archived_at: v.nullish(v.number(), null),
+    // Absent on conversations stored before delivery: nothing unread, nothing read.
+    unread_count: v.optional(v.number(), 0),
+    read_through: v.nullish(v.string(), null),
   }))();
 
 export const toConversation = (item: Record<string, unknown>): Conversation => parseItem(conversationSchema, item);
@@ -57,7 +64,7 @@ const statePartition = (owner: Owner, state: ConversationState) =>
   keys.conversationsInState.partition({ ...ownerValues(owner), state: stateCode(state) });
 
 /** The stored item: the record, its key and its two list-index entries. */
-export const conversationItem = (c: Conversation) => {
+export const conversationItem = ({ read_through, ...c }: Conversation) => {
   const values = conversationValues({ accountId: c.account_id, contactId: c.owner_contact_id }, c.id);
   return {
     ...keys.conversation.key(values),
@@ -65,8 +72,17 @@ export const conversationItem = (c: Conversation) => {
     ...keys.conversationsInState.entry({ ...values, state: stateCode(stateOf(c)) }),
     type: 'conversation',
     ...c,
+    // Absent until the first read, so a delivery's condition `read_through < <msg>` can test it.
+    ...(read_through === null ? {} : { read_through }),
   };
 };
+
+/**
+ * The thread a conversation is a view of: the group's, or the one of its
+ * two contacts (the same for both, whoever opened it).
+ */
+export const threadOf = (c: Pick<Conversation, 'owner_contact_id' | 'contact_id' | 'group_id'>): string =>
+  c.group_id ?? [c.owner_contact_id, c.contact_id!].sort().join('+');
 
 export type ConversationTarget = { contactId: string } | { groupId: string };
 
@@ -84,6 +100,8 @@ export const newConversation = (owner: Owner, target: ConversationTarget): Conve
   last_opened_at: null,
   created_at: nowSeconds(),
   archived_at: null,
+  unread_count: 0,
+  read_through: null,
 });
 
 /**
@@ -106,6 +124,70 @@ export async function putConversation(owner: Owner, target: ConversationTarget):
 }
 
 const targetKey = (owner: Owner, target: string) => keys.conversationTarget.key({ ...ownerValues(owner), target });
+
+/** The id of the user's conversation with a contact or group (its guard, read strongly), if they have one. */
+export async function conversationIdFor(owner: Owner, targetId: string): Promise<string | undefined> {
+  return (await getItem(targetKey(owner, targetId), true))?.conversation_id as string | undefined;
+}
+
+/** The same for many users at once (one strong batch read): user → conversation id. */
+export async function conversationIdsFor(accountId: string, users: string[], targetId: string): Promise<Map<string, string>> {
+  const found = await batchGet(
+    users.map((user) => targetKey({ accountId, contactId: user }, targetId)),
+    true,
+  );
+  const byKey = new Map(found.map((item) => [item.pk as string, item.conversation_id as string]));
+  return new Map(
+    users.flatMap((user) => {
+      const id = byKey.get(targetKey({ accountId, contactId: user }, targetId).pk);
+      return id ? [[user, id] as const] : [];
+    }),
+  );
+}
+
+/**
+ * A conversation opened for a recipient by a delivery: the documented
+ * defaults, active since the message, which it already counts as unread.
+ */
+export function openedByDelivery(owner: Owner, target: ConversationTarget, at: number, unread: boolean) {
+  const conversation = { ...newConversation(owner, target), last_active_at: at, unread_count: unread ? 1 : 0 };
+  const targetId = 'contactId' in target ? target.contactId : target.groupId;
+  return {
+    id: conversation.id,
+    guard: txPut({ ...targetKey(owner, targetId), conversation_id: conversation.id }, condition`attribute_not_exists(pk)`),
+    conversation: txPut(conversationItem(conversation)),
+  };
+}
+
+/** The other contact of a one-to-one thread, seen from `me`; undefined for a group's thread. */
+export const otherInThread = (thread: string, me: string): string | undefined =>
+  thread.includes('+') ? thread.split('+').find((c) => c !== me) : undefined;
+
+/**
+ * A delivery into an existing conversation: active now and, when `unread`,
+ * one more unread message, on condition that its user has not read past the
+ * message already (then it arrives read, and the count must not move).
+ */
+export function deliveredInto(owner: Owner, id: string, messageId: string, at: number, unread: boolean): TransactItem {
+  const write = update().set`last_active_at = ${at}`.when`attribute_exists(pk)`;
+  if (unread) write.add`unread_count ${1}`.when`(attribute_not_exists(read_through) OR read_through < ${messageId})`;
+  return txUpdate(conversationKey(owner, id), write);
+}
+
+/** Transaction part of a read or a retraction: `count` fewer unread messages. */
+export const unreadLess = (owner: Owner, id: string, count: number): TransactItem =>
+  txUpdate(conversationKey(owner, id), update().add`unread_count ${-count}`.when`attribute_exists(pk)`);
+
+/** Moves the read position forward (never back); false when the conversation is gone or was read further already. */
+export async function advanceReadThrough(owner: Owner, id: string, messageId: string): Promise<boolean> {
+  return conditionHeld(
+    updateItem(
+      conversationKey(owner, id),
+      update().set`read_through = ${messageId}`
+        .when`attribute_exists(pk) AND (attribute_not_exists(read_through) OR read_through < ${messageId})`,
+    ),
+  );
+}
 
 /** The user's conversation with a contact or group, through its guard item. */
 async function conversationFor(owner: Owner, targetId: string): Promise<Conversation | undefined> {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
-import { getItem, putNew } from '#shared/db/items';
+import { getItem, putNew, query } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 
@@ -16,8 +16,19 @@ const groupItem = /* @__PURE__ */ (() => v.object({ id: v.string(), account_id: 
 
 export async function createGroup(input: { accountId: string; name: string }): Promise<Group> {
   const group: Group = { id: newId('grp'), account_id: input.accountId, name: input.name, created_at: nowSeconds() };
-  await putNew({ ...keys.group.key({ acct: input.accountId, grp: group.id }), type: 'group', ...group });
+  await putNew({
+    ...keys.group.key({ acct: input.accountId, grp: group.id }),
+    ...keys.groupById.entry({ grp: group.id }),
+    type: 'group',
+    ...group,
+  });
   return group;
+}
+
+/** The account a group belongs to, found by the group's id alone. */
+export async function groupAccountOf(groupId: string): Promise<string | undefined> {
+  const [item] = await query({ index: keys.groupById.index, partition: keys.groupById.partition({ grp: groupId }) }, 1, 1);
+  return item?.account_id as string | undefined;
 }
 
 export async function getGroup(accountId: string, groupId: string): Promise<Group | undefined> {

@@ -1,13 +1,12 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
 import { isRecord } from '#shared/util/object-schema';
-import { batchGet, transactNamed, txDelete, txPut } from '#shared/db/batch';
+import { batchGet, txCheck, txDelete, txPut, txUpdate, type NamedItems, type TransactItem } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
-import { touchContactUpdate } from '#shared/data/contacts';
-import { findConversation, toConversation, touchConversationUpdate, type Conversation } from '#shared/data/conversations';
+import { findConversation, toConversation, type Conversation } from '#shared/data/conversations';
 import { looksLikeId } from '#shared/util/ids';
 
 export interface Attachment {
@@ -25,21 +24,29 @@ export interface ReactionEntry {
   contacts: string[];
 }
 
+/** A message as one participant reads it: the thread's message with their conversation and read state. */
 export interface Message {
   id: string;
   account_id: string;
+  /** The reader's own conversation. */
   conversation_id: string;
-  /** The sender: the user whose conversation it is. */
+  /** The thread it is stored in (see keys.threadMessage). */
+  thread: string;
+  /** The sender. */
   contact_id: string;
   message: string;
   reactions: ReactionEntry[];
   attachments: Attachment[];
+  /** The reader's read time; for the sender, when another participant first read it. */
   read_at: number | null;
   created_at: number;
   updated_at: number | null;
   /** Encoded size of the reactions and attachments (see shared/messaging/size.ts); only ever over-counts. */
   extras_bytes: number;
 }
+
+/** What a new message stores once, in its thread. */
+export type NewMessage = Omit<Message, 'conversation_id' | 'read_at' | 'updated_at' | 'reactions'>;
 
 /**
  * Stored reactions are a map from name to `[seq, contact, contact, ...]`:
@@ -82,11 +89,12 @@ const attachmentItem = /* @__PURE__ */ (() =>
   }))();
 
 // v.optional(x, d): absent, read as d; v.nullish(x, null): null or absent, read as null.
-const messageSchema = /* @__PURE__ */ (() =>
+/** The message as stored once in its thread; read_at there is the first read by a participant other than the sender. */
+const contentSchema = /* @__PURE__ */ (() =>
   v.object({
     id: v.string(),
     account_id: v.string(),
-    conversation_id: v.string(),
+    thread: v.string(),
     contact_id: v.string(),
     message: v.string(),
     // An absent map reads as no reactions.
@@ -98,73 +106,143 @@ const messageSchema = /* @__PURE__ */ (() =>
     extras_bytes: v.optional(v.number(), 0),
   }))();
 
-const toMessage = (item: Record<string, unknown>): Message => parseItem(messageSchema, item);
+/** A participant's entry: which of their conversations holds the message, and when they read it. */
+const entrySchema = /* @__PURE__ */ (() =>
+  v.object({
+    id: v.string(),
+    conversation_id: v.string(),
+    thread: v.string(),
+    contact_id: v.string(),
+    read_at: v.nullish(v.number(), null),
+  }))();
 
-const isMessageItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.message.skPrefix);
+type Entry = v.InferOutput<typeof entrySchema>;
 
-const messageValues = (owner: Owner, conv: string, msg: string) => ({ ...ownerValues(owner), conv, msg });
-const messageKey = (owner: Owner, conv: string, msg: string) => keys.message.key(messageValues(owner, conv, msg));
-const locatorKey = (owner: Owner, msg: string) => keys.messageLocator.key({ ...ownerValues(owner), msg });
-
-/** read_at and updated_at are absent until set, so `if_not_exists` can set read_at once. */
-export const messageItem = (owner: Owner, m: Message) => ({
-  ...messageKey(owner, m.conversation_id, m.id),
-  ...keys.userMessages.entry(messageValues(owner, m.conversation_id, m.id)),
-  type: 'message',
-  id: m.id,
-  account_id: m.account_id,
-  conversation_id: m.conversation_id,
-  contact_id: m.contact_id,
-  message: m.message,
-  reactions: {},
-  attachments: m.attachments,
-  created_at: m.created_at,
-  extras_bytes: m.extras_bytes,
-});
-
-/**
- * Stores the message and its locator, marks its conversation and sender
- * active, all or nothing. Returns false when the conversation does not
- * exist (any more) for this user.
- */
-export async function insertMessage(owner: Owner, m: Message): Promise<boolean> {
-  const isNew = condition`attribute_not_exists(pk)`;
-  const failed = await transactNamed([
-    ['message', txPut(messageItem(owner, m), isNew)],
-    ['locator', txPut({ ...locatorKey(owner, m.id), conversation_id: m.conversation_id }, isNew)],
-    ['conversation', touchConversationUpdate(owner, m.conversation_id, m.created_at)],
-    ['sender', touchContactUpdate(m.account_id, m.contact_id, m.created_at)],
-  ]);
-  if (failed.length === 0) return true;
-  if (failed.includes('conversation')) return false;
-  throw new Error(`storing a message failed on ${failed.join(', ')}`);
+/** The message as `reader` has it: their conversation, and their read time (the sender's is the first other reader's). */
+function asReadBy(reader: string, content: Record<string, unknown>, entry: Entry): Message {
+  const m = parseItem(contentSchema, content);
+  return { ...m, conversation_id: entry.conversation_id, read_at: m.contact_id === reader ? m.read_at : entry.read_at };
 }
 
-async function conversationIdOf(owner: Owner, messageId: string): Promise<string | undefined> {
+const isEntryItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.message.skPrefix);
+
+const messageValues = (owner: Owner, conv: string, msg: string) => ({ ...ownerValues(owner), conv, msg });
+const entryKey = (owner: Owner, conv: string, msg: string) => keys.message.key(messageValues(owner, conv, msg));
+const locatorKey = (owner: Owner, msg: string) => keys.messageLocator.key({ ...ownerValues(owner), msg });
+const contentKey = (accountId: string, thread: string, msg: string) => keys.threadMessage.key({ acct: accountId, thread, msg });
+export const contentKeyOf = (m: Pick<Message, 'account_id' | 'thread' | 'id'>) => contentKey(m.account_id, m.thread, m.id);
+
+const isNew = /* @__PURE__ */ condition`attribute_not_exists(pk)`;
+
+/**
+ * A message's items for one participant: the entry in their conversation
+ * (with their user-wide index entry) and the locator that finds it by id.
+ * `readAt`: delivered already read (they had read past it).
+ */
+export function participantParts(owner: Owner, conversationId: string, m: NewMessage, readAt?: number): NamedItems {
+  return [
+    [
+      `entry:${owner.contactId}`,
+      txPut(
+        {
+          ...entryKey(owner, conversationId, m.id),
+          ...keys.userMessages.entry(messageValues(owner, conversationId, m.id)),
+          type: 'message_entry',
+          id: m.id,
+          conversation_id: conversationId,
+          thread: m.thread,
+          contact_id: m.contact_id,
+          created_at: m.created_at,
+          ...(readAt === undefined ? {} : { read_at: readAt }),
+        },
+        isNew,
+      ),
+    ],
+    [`locator:${owner.contactId}`, txPut({ ...locatorKey(owner, m.id), conversation_id: conversationId, thread: m.thread })],
+  ];
+}
+
+/** The message itself, stored once in its thread (read_at and updated_at absent until set, so `if_not_exists` can set read_at once). */
+export const contentPut = (m: NewMessage): TransactItem =>
+  txPut(
+    {
+      ...contentKey(m.account_id, m.thread, m.id),
+      type: 'message',
+      id: m.id,
+      account_id: m.account_id,
+      thread: m.thread,
+      contact_id: m.contact_id,
+      message: m.message,
+      reactions: {},
+      attachments: m.attachments,
+      created_at: m.created_at,
+      extras_bytes: m.extras_bytes,
+    },
+    isNew,
+  );
+
+/** Transaction part that holds a delivery to the message still existing (a retraction may have deleted it). */
+export const contentExists = (m: Pick<Message, 'account_id' | 'thread' | 'id'>): TransactItem =>
+  txCheck(contentKeyOf(m), condition`attribute_exists(pk)`);
+
+/** Where the user has this message: their conversation, and its thread. */
+async function locate(owner: Owner, messageId: string): Promise<{ conversation_id: string; thread: string } | undefined> {
   if (!looksLikeId('msg', messageId)) return undefined;
-  return (await getItem(locatorKey(owner, messageId), true))?.conversation_id as string | undefined;
+  const item = await getItem(locatorKey(owner, messageId), true);
+  return item ? { conversation_id: item.conversation_id as string, thread: item.thread as string } : undefined;
 }
 
 /** Whether the user has this message (a cursor of their message list). */
-export const isUserMessage = async (owner: Owner, messageId: string) => (await conversationIdOf(owner, messageId)) !== undefined;
+export const isUserMessage = async (owner: Owner, messageId: string) => (await locate(owner, messageId)) !== undefined;
+
+const sameKey = (a: Record<string, unknown>, b: Key) => a.pk === b.pk && a.sk === b.sk;
 
 /**
- * The user's message, read with its conversation in one strong BatchGet: a
- * message whose conversation was deleted is already gone for readers,
- * even before the purge reaches it.
+ * The user's message, read with their conversation, their entry and the
+ * thread's message in one strong BatchGet: a message whose conversation was
+ * deleted is already gone for readers, even before the purge reaches it.
  */
 export async function findMessage(owner: Owner, messageId: string): Promise<Message | undefined> {
-  const conversationId = await conversationIdOf(owner, messageId);
-  if (!conversationId) return undefined;
-  const wanted = messageKey(owner, conversationId, messageId);
-  const found = await batchGet([keys.conversation.key({ ...ownerValues(owner), conv: conversationId }), wanted], true);
-  const message = found.find((item) => item.sk === wanted.sk);
-  return found.length === 2 && message ? toMessage(message) : undefined;
+  const at = await locate(owner, messageId);
+  if (!at) return undefined;
+  const wanted = [
+    keys.conversation.key({ ...ownerValues(owner), conv: at.conversation_id }),
+    entryKey(owner, at.conversation_id, messageId),
+    contentKey(owner.accountId, at.thread, messageId),
+  ];
+  const found = await batchGet(wanted, true);
+  const [conversation, entry, content] = wanted.map((key) => found.find((item) => sameKey(item, key)));
+  return conversation && entry && content ? asReadBy(owner.contactId, content, parseItem(entrySchema, entry)) : undefined;
 }
 
 export async function isMessageOf(owner: Owner, conversationId: string, messageId: string): Promise<boolean> {
   if (!looksLikeId('msg', messageId)) return false;
-  return (await getItem(messageKey(owner, conversationId, messageId), true)) !== undefined;
+  return (await getItem(entryKey(owner, conversationId, messageId), true)) !== undefined;
+}
+
+/**
+ * The thread's messages for these entries (one strong BatchGet), in the
+ * entries' order. An entry whose message is gone (a retraction still on
+ * its way to this participant) is left out.
+ */
+async function withContents(
+  owner: Owner,
+  entries: Entry[],
+  also: Key[] = [],
+): Promise<{ messages: Message[]; also: Record<string, unknown>[] }> {
+  if (entries.length === 0 && also.length === 0) return { messages: [], also: [] };
+  const contentKeys = entries.map((e) => contentKey(owner.accountId, e.thread, e.id));
+  const found = await batchGet([...contentKeys, ...also], true);
+  const byKey = new Map(found.map((item) => [`${item.pk}|${item.sk}`, item]));
+  const messages = entries.flatMap((e, i) => {
+    const content = byKey.get(`${contentKeys[i]!.pk}|${contentKeys[i]!.sk}`);
+    return content ? [asReadBy(owner.contactId, content, e)] : [];
+  });
+  const alsoFound = also.flatMap((key) => {
+    const item = byKey.get(`${key.pk}|${key.sk}`);
+    return item ? [item] : [];
+  });
+  return { messages, also: alsoFound };
 }
 
 export interface ConversationMessages {
@@ -175,11 +253,13 @@ export interface ConversationMessages {
 }
 
 /**
- * One conversation's messages, newest first, from its own partition (strong
- * reads). Without a cursor this is one Query: the conversation item sorts
- * above its messages, so it comes first when it exists. With a cursor the
- * Query starts at the cursor's own item, which proves it belongs here, and
- * the conversation is read beside it.
+ * One conversation's messages, newest first, from the entries in its own
+ * partition (strong reads), then the thread's messages in one BatchGet.
+ * Without a cursor the entries are one Query: the conversation item sorts
+ * above them, so it comes first when it exists. With a cursor the Query
+ * starts at the cursor's own entry, which proves it belongs here, and the
+ * conversation is read beside it. Whatever the group's size, a page reads
+ * only its own entries and messages.
  */
 export async function conversationMessages(
   owner: Owner,
@@ -193,32 +273,129 @@ export async function conversationMessages(
   if (cursor === undefined) {
     const items = await query({ partition: conversation.pk, forward: false }, page.limit + 2);
     if (items[0]?.sk !== conversation.sk) return undefined;
-    return { conversation: toConversation(items[0]), cursorFound: true, page: toPage(items.slice(1), page.limit, false) };
+    return { conversation: toConversation(items[0]), cursorFound: true, page: await toPage(owner, items.slice(1), page.limit, false) };
   }
-  const cursorSk = messageKey(owner, conversationId, cursor).sk;
+  const cursorSk = entryKey(owner, conversationId, cursor).sk;
   const [found, items] = await Promise.all([
     findConversation(owner, conversationId),
     query({ partition: conversation.pk, sort: [backwards ? '>=' : '<=', cursorSk], forward: backwards }, page.limit + 3),
   ]);
   if (!found) return undefined;
   if (items[0]?.sk !== cursorSk) return { conversation: found, cursorFound: false, page: { items: [], hasMore: false } };
-  return { conversation: found, cursorFound: true, page: toPage(items.slice(1), page.limit, backwards) };
+  return { conversation: found, cursorFound: true, page: await toPage(owner, items.slice(1), page.limit, backwards) };
 }
 
-function toPage(items: Record<string, unknown>[], limit: number, backwards: boolean): Page<Message> {
-  const messages = items.filter(isMessageItem).map(toMessage);
-  const page = messages.slice(0, limit);
-  return { items: backwards ? page.reverse() : page, hasMore: messages.length > limit };
+async function toPage(owner: Owner, items: Record<string, unknown>[], limit: number, backwards: boolean): Promise<Page<Message>> {
+  const entries = items.filter(isEntryItem).map((item) => parseItem(entrySchema, item));
+  const page = entries.slice(0, limit);
+  const { messages } = await withContents(owner, page);
+  return { items: backwards ? messages.reverse() : messages, hasMore: entries.length > limit };
 }
 
-/** All of the user's messages, newest first (gsi2); may include messages of a conversation being purged. */
-export async function userMessages(owner: Owner, page: CursorPageRequest): Promise<Page<Message>> {
+/** A page of the user-wide list: the messages still readable, and the entries read (for the next read's cursor). */
+export interface UserMessagesRead {
+  items: Message[];
+  hasMore: boolean;
+  /** Ids of the entries read, in the order read. */
+  read: string[];
+}
+
+/**
+ * All of the user's messages, newest first (gsi2), in one BatchGet with
+ * their conversations: entries of a conversation being purged are dropped.
+ */
+export async function userMessages(owner: Owner, page: CursorPageRequest): Promise<UserMessagesRead> {
   const result = await queryIndexPage({
     index: keys.userMessages.index,
     partitions: [keys.userMessages.partition(ownerValues(owner))],
     ...page,
   });
-  return { items: result.items.map(toMessage), hasMore: result.hasMore };
+  const entries = result.items.map((item) => parseItem(entrySchema, item));
+  const conversations = [...new Set(entries.map((e) => e.conversation_id))].map((conv) =>
+    keys.conversation.key({ ...ownerValues(owner), conv }),
+  );
+  const { messages, also } = await withContents(owner, entries, conversations);
+  const live = new Set(also.map((item) => item.id as string));
+  return { items: messages.filter((m) => live.has(m.conversation_id)), hasMore: result.hasMore, read: entries.map((e) => e.id) };
+}
+
+/** What a retraction needs to know of a participant's entry: where it is, and whether they had read it. */
+export async function entryOf(owner: Owner, messageId: string): Promise<{ conversationId: string; read: boolean | 'any' } | undefined> {
+  const at = await locate(owner, messageId);
+  if (!at) return undefined;
+  const entry = await getItem(entryKey(owner, at.conversation_id, messageId), true);
+  // A locator without its entry (its conversation's purge got there first): nothing to count.
+  return { conversationId: at.conversation_id, read: entry ? entry.read_at !== undefined : 'any' };
+}
+
+/**
+ * Removes a participant's entry and locator; the condition holds the read
+ * state the retraction planned with (an unread entry's removal also takes
+ * one off their unread count). 'any': whatever its state (the sender's own).
+ */
+export function participantGone(owner: Owner, conversationId: string, messageId: string, wasRead: boolean | 'any'): NamedItems {
+  const when = wasRead === 'any' ? undefined : wasRead ? condition`attribute_exists(read_at)` : condition`attribute_not_exists(read_at)`;
+  return [
+    [`entry:${owner.contactId}`, txDelete(entryKey(owner, conversationId, messageId), when)],
+    [`locator:${owner.contactId}`, txDelete(locatorKey(owner, messageId))],
+  ];
+}
+
+/** The thread's message removed, for everyone (its sender's delete). */
+export const contentGone = (m: Pick<Message, 'account_id' | 'thread' | 'id'>): TransactItem =>
+  txDelete(contentKeyOf(m), condition`attribute_exists(pk)`);
+
+/** An entry of another participant's message, unread by this user. */
+export interface UnreadEntry {
+  id: string;
+  thread: string;
+}
+
+/**
+ * The user's unread entries of others' messages in (after, through], oldest
+ * first, reading at most `scan` entries; `last` is the last entry read (the
+ * next call's `after`), undefined when the range is exhausted.
+ */
+export async function unreadEntries(
+  owner: Owner,
+  conversationId: string,
+  after: string | null,
+  through: string,
+  scan: number,
+): Promise<{ unread: UnreadEntry[]; last: string | undefined }> {
+  const items = await query(
+    {
+      partition: keys.message.partition({ ...ownerValues(owner), conv: conversationId }),
+      sort: ['between', entryKey(owner, conversationId, after ?? '').sk, entryKey(owner, conversationId, through).sk],
+      projection: 'id, thread, contact_id, read_at',
+    },
+    scan,
+    1,
+  );
+  const unread = items
+    .filter((item) => item.id !== after && item.contact_id !== owner.contactId && item.read_at === undefined)
+    .map((item) => ({ id: item.id as string, thread: item.thread as string }));
+  return { unread, last: items.length < scan ? undefined : (items.at(-1)!.id as string) };
+}
+
+/** Transaction parts of reading one entry: the reader's read time, and the sender's first-read time on the message. */
+export function readParts(owner: Owner, conversationId: string, entry: UnreadEntry, at: number): NamedItems {
+  return [
+    [
+      `entry:${entry.id}`,
+      txUpdate(
+        entryKey(owner, conversationId, entry.id),
+        update().set`read_at = ${at}`.when`attribute_exists(pk) AND attribute_not_exists(read_at)`,
+      ),
+    ],
+    [
+      `content:${entry.id}`,
+      txUpdate(
+        contentKey(owner.accountId, entry.thread, entry.id),
+        update().set`read_at = if_not_exists(read_at, ${at})`.when`attribute_exists(pk)`,
+      ),
+    ],
+  ];
 }
 
 /**
@@ -235,7 +412,6 @@ export type ReactionOp =
 /** A change planned against a message as read (shared/messaging/messages.ts plans it). */
 export interface MessageWrite {
   text?: string;
-  markRead: boolean;
   reactions?: { clearAll: boolean; ops: ReactionOp[]; namesAdded: number };
   attachments?: { clear: boolean; append: Attachment[] };
   bytesDelta: number;
@@ -255,7 +431,6 @@ export interface MessageWrite {
 export async function writeMessage(owner: Owner, current: Message, w: MessageWrite): Promise<Message | 'failed'> {
   const write = update().set`updated_at = ${w.now}`.when`attribute_exists(pk)`;
   if (w.text !== undefined) write.set`${attr('message')} = ${w.text}`;
-  if (w.markRead) write.set`read_at = if_not_exists(read_at, ${w.now})`;
   if (w.reactions) {
     if (w.reactions.clearAll) write.set`reactions = ${{}}`;
     // Names first added by this request follow each other in request order.
@@ -281,20 +456,11 @@ export async function writeMessage(owner: Owner, current: Message, w: MessageWri
     write.add`extras_bytes ${w.bytesDelta}`;
     if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
   }
-  const out = await unlessConditionFails(updateItem(messageKey(owner, current.conversation_id, current.id), write, 'ALL_NEW'));
-  return out ? toMessage(out) : 'failed';
+  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW'));
+  return out ? asReadBy(owner.contactId, out, current) : 'failed';
 }
 
-/** Deletes the message and its locator. Returns false when it was not there. */
-export async function removeMessage(owner: Owner, conversationId: string, id: string): Promise<boolean> {
-  const failed = await transactNamed([
-    ['message', txDelete(messageKey(owner, conversationId, id), condition`attribute_exists(pk)`)],
-    ['locator', txDelete(locatorKey(owner, id))],
-  ]);
-  return failed.length === 0;
-}
-
-/** One batch of a deleted conversation's items to purge: up to `limit` messages and their locators. */
+/** One batch of a deleted conversation's items to purge: up to `limit` of its entries and their locators (the thread keeps the messages). */
 export async function conversationMessageKeys(owner: Owner, conversationId: string, limit: number): Promise<Key[]> {
   const items = await query(
     {

@@ -55,7 +55,7 @@ export interface Query {
   index?: IndexName;
   partition: string;
   /** A condition on the sort key. */
-  sort?: [op: '<' | '<=' | '>' | '>=', value: string] | [op: 'begins_with', prefix: string];
+  sort?: [op: '<' | '<=' | '>' | '>=', value: string] | [op: 'begins_with', prefix: string] | [op: 'between', low: string, high: string];
   /** Descending sort-key order when false. */
   forward?: boolean;
   projection?: string;
@@ -72,7 +72,13 @@ export async function query(q: Query, wanted: number, maxCalls = Number.POSITIVE
   if (q.sort) {
     const [op, value] = q.sort;
     values[':sk'] = value;
-    keyCondition += op === 'begins_with' ? ` AND begins_with(${prefix}sk, :sk)` : ` AND ${prefix}sk ${op} :sk`;
+    if (q.sort[0] === 'between') values[':sk2'] = q.sort[2];
+    keyCondition +=
+      op === 'begins_with'
+        ? ` AND begins_with(${prefix}sk, :sk)`
+        : op === 'between'
+          ? ` AND ${prefix}sk BETWEEN :sk AND :sk2`
+          : ` AND ${prefix}sk ${op} :sk`;
   }
   const items: Item[] = [];
   let startKey: Item | undefined;

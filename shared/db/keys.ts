@@ -38,6 +38,10 @@ export const keys = {
   account: tableKey('ACC#<acct>', 'ACCOUNT'),
   contact: tableKey('ACC#<acct>', 'CONTACT#<ct>'),
   group: tableKey('ACC#<acct>', 'GROUP#<grp>'),
+  /** gsi2: a group by its id alone, for the admin command line's member commands. */
+  groupById: indexKey('gsi2', 'GROUPID#<grp>', 'GROUP'),
+  /** A group's members, one item each, in their own partition (a send reads them in one Query). */
+  groupMember: tableKey('ACC#<acct>#GROUP#<grp>', 'MEMBER#<ct>'),
   /** Looked up by hash alone: the bearer token is the only thing a request brings. */
   token: tableKey('TOKEN#<token_hash>', 'TOKEN'),
   /** gsi1: an account's tokens by id (creation order), for the admin list. */
@@ -55,15 +59,27 @@ export const keys = {
   conversationTarget: tableKey('ACC#<acct>#USER#<user>#CONVFOR#<target>', 'CONVFOR'),
 
   /**
-   * A message lives in its conversation's partition, sorted below the
-   * conversation item (`#` < `C`): one newest-first Query returns the
-   * conversation, proving it exists and is the caller's, then its messages.
+   * A thread holds each message once: the thread of two contacts (`<thread>`
+   * is their two ids, sorted, joined by `+`) or of a group (`<thread>` is the
+   * group id). Text, reactions and attachments are there, so an edit or a
+   * reaction is one write whatever the audience.
+   */
+  threadMessage: tableKey('ACC#<acct>#THREAD#<thread>', 'MSG#<msg>'),
+  /**
+   * A message as one participant has it: an entry in their conversation's
+   * partition (their read state), sorted below the conversation item
+   * (`#` < `C`): one newest-first Query returns the conversation, proving it
+   * exists and is the caller's, then the page of entries.
    */
   message: tableKey('ACC#<acct>#USER#<user>#CONV#<conv>', '#MSG#<msg>'),
-  /** Finds a message's conversation from the message id alone (the path of /v1/messages/{id}). */
+  /** Finds a participant's conversation and the thread from the message id alone (the path of /v1/messages/{id}). */
   messageLocator: tableKey('ACC#<acct>#USER#<user>#MSG#<msg>', 'MSG'),
-  /** gsi2: all of a user's messages, newest first. */
+  /** gsi2: all of a user's message entries, newest first. */
   userMessages: indexKey('gsi2', 'ACC#<acct>#USER#<user>#MSGS', '<msg>'),
+  /** The recipients of a group message (the members when it was sent) and how far its delivery or retraction went. */
+  fanout: tableKey('ACC#<acct>#FANOUT#<msg>', 'FANOUT'),
+  /** gsi2: fan-outs not finished, oldest first, so the sweeper resumes them. */
+  pendingFanouts: indexKey('gsi2', 'FANOUT#PENDING', '<ms>'),
 
   idempotency: tableKey('ACC#<acct>#IDEM#<key_hash>', 'IDEM'),
 

@@ -7,7 +7,9 @@ import { conflict, invalid, notFound } from '#shared/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
-import { nowSeconds } from '#shared/util/ids';
+import { isMember } from '#shared/data/group-members';
+import { readThrough } from '#shared/messaging/read-state';
+import { newId, nowSeconds } from '#shared/util/ids';
 
 export async function openConversation(who: Principal, input: { contact_id?: string; group_id?: string }) {
   if ((input.contact_id === undefined) === (input.group_id === undefined)) {
@@ -18,8 +20,11 @@ export async function openConversation(who: Principal, input: { contact_id?: str
     if (!(await contacts.getContact(who.accountId, input.contact_id))) throw notFound('contact', input.contact_id, 'contact_id');
     return conversations.putConversation(who, { contactId: input.contact_id });
   }
-  if (!(await groups.getGroup(who.accountId, input.group_id!))) throw notFound('group', input.group_id!, 'group_id');
-  return conversations.putConversation(who, { groupId: input.group_id! });
+  const groupId = input.group_id!;
+  // Only a member opens a group's conversation; to anyone else the group is as unknown as a missing one.
+  const [group, member] = await Promise.all([groups.getGroup(who.accountId, groupId), isMember(who.accountId, groupId, who.contactId)]);
+  if (!group || !member) throw notFound('group', groupId, 'group_id');
+  return conversations.putConversation(who, { groupId });
 }
 
 export async function getConversation(who: Principal, id: string) {
@@ -54,6 +59,8 @@ export async function updateConversation(who: Principal, id: string, update: Con
     throw invalid('pinned_message_id must be a message of this conversation', 'pinned_message_id');
   }
   const { opened, ...changes } = update;
+  // Opening reads the whole thread for this user, up to now.
+  if (opened) await readThrough(who, current, newId('msg'));
   const updated = await conversations.writeConversation(who, current, {
     ...changes,
     ...(opened ? { last_opened_at: nowSeconds() } : {}),

@@ -1,9 +1,23 @@
+import { transactNamed, type NamedItems } from '#shared/db/batch';
 import { AGAIN, retryOnConflict } from '#shared/db/retry';
-import { clearPinnedMessage, existingConversationIds } from '#shared/data/conversations';
+import { touchContactUpdate } from '#shared/data/contacts';
+import { clearPinnedMessage, findConversation, otherInThread, threadOf, touchConversationUpdate } from '#shared/data/conversations';
+import { fanoutPut, getFanout, retractionStart } from '#shared/data/fanouts';
+import { groupMembers } from '#shared/data/group-members';
 import * as messages from '#shared/data/messages';
-import type { Message, MessageWrite } from '#shared/data/messages';
+import {
+  contentGone,
+  contentPut,
+  participantGone,
+  participantParts,
+  type Message,
+  type MessageWrite,
+  type NewMessage,
+} from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
-import { conflict, invalid, notFound } from '#shared/errors';
+import { conflict, forbidden, invalid, notFound } from '#shared/errors';
+import { deliverTo, INLINE_MS, retractFrom, startFanout } from '#shared/messaging/delivery';
+import { readThrough } from '#shared/messaging/read-state';
 import { attachmentsBytes, MAX_ATTACHMENTS, planAttachments, toAttachments, type AttachmentsInput } from '#shared/messaging/attachments';
 import { cursorPage, invalidCursor, type CursorQuery } from '#shared/messaging/cursor';
 import {
@@ -24,29 +38,72 @@ const tooLarge = (param: string) =>
     'message_too_large',
   );
 
+/**
+ * Stores the message once in its thread with the sender's entry, and
+ * delivers it to every other participant: in the same transaction for a
+ * one-to-one conversation; for a group, the members at this moment are
+ * recorded in that transaction (the fan-out record) and delivered to in
+ * chunks, inline for up to INLINE_MS and then from the delivery queue.
+ */
 export async function sendMessage(
   who: Principal,
   input: { conversation_id: string; message: string; attachments?: AttachmentsInput },
 ): Promise<Message> {
   const now = Date.now();
   const attachments = toAttachments(input.attachments);
-  const message: Message = {
+  const extras = attachmentsBytes(attachments);
+  if (extras > MAX_EXTRAS_BYTES) throw tooLarge('attachments');
+  const view = await findConversation(who, input.conversation_id);
+  if (!view) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  const message: NewMessage = {
     id: newId('msg', now),
     account_id: who.accountId,
-    conversation_id: input.conversation_id,
+    thread: threadOf(view),
     contact_id: who.contactId,
     message: input.message,
-    reactions: [],
     attachments,
-    read_at: null,
     created_at: Math.floor(now / 1000),
-    updated_at: null,
-    extras_bytes: attachmentsBytes(attachments),
+    extras_bytes: extras,
   };
-  if (message.extras_bytes > MAX_EXTRAS_BYTES) throw tooLarge('attachments');
-  if (!(await messages.insertMessage(who, message))) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  const own: NamedItems = [
+    ['message', contentPut(message)],
+    ...participantParts(who, view.id, message),
+    ['conversation', touchConversationUpdate(who, view.id, message.created_at)],
+    ['sender', touchContactUpdate(who.accountId, who.contactId, message.created_at)],
+  ];
+  const failed =
+    view.contact_id !== null
+      ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId } }, own)
+      : await sendToGroup(who, view.group_id!, message, own);
+  if (failed.includes('conversation')) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  if (failed.length > 0) throw new Error(`storing a message failed on ${failed.join(', ')}`);
   countMetric('messagesSent');
-  return message;
+  return { ...message, conversation_id: view.id, reactions: [], read_at: null, updated_at: null };
+}
+
+async function sendToGroup(who: Principal, groupId: string, message: NewMessage, own: NamedItems): Promise<string[]> {
+  const members = await groupMembers(who.accountId, groupId);
+  if (!members.includes(who.contactId)) throw forbidden('Only a member of the group can send to its conversation', 'conversation_id');
+  const recipients = members.filter((c) => c !== who.contactId);
+  const fanout: NamedItems =
+    recipients.length === 0
+      ? []
+      : [
+          [
+            'fanout',
+            fanoutPut({
+              accountId: who.accountId,
+              messageId: message.id,
+              groupId,
+              sender: who.contactId,
+              createdAt: message.created_at,
+              recipients,
+            }),
+          ],
+        ];
+  const failed = await transactNamed([...own, ...fanout]);
+  if (failed.length === 0 && recipients.length > 0) await startFanout(who.accountId, message.id, Date.now() + INLINE_MS);
+  return failed;
 }
 
 export async function getMessage(who: Principal, id: string): Promise<Message> {
@@ -68,7 +125,8 @@ export async function listMessages(who: Principal, query: CursorQuery & { conver
 
 /**
  * The user-wide list may still index messages of a conversation being
- * purged; drop those and read on so a page stays full.
+ * purged (or a retraction on its way); those are dropped, and the list reads
+ * on so a page stays full.
  */
 async function listAcrossConversations(who: Principal, page: Awaited<ReturnType<typeof cursorPage>>) {
   const backwards = page.endingBefore !== undefined;
@@ -76,14 +134,12 @@ async function listAcrossConversations(who: Principal, page: Awaited<ReturnType<
   let request = page;
   for (let round = 0; round < 10; round++) {
     const result = await messages.userMessages(who, { ...request, limit: page.limit - kept.length });
-    const live = await existingConversationIds(who, [...new Set(result.items.map((m) => m.conversation_id))]);
-    const visible = result.items.filter((m) => live.has(m.conversation_id));
-    kept.push(...(backwards ? visible.reverse() : visible));
-    if (kept.length >= page.limit || !result.hasMore || result.items.length === 0) {
+    kept.push(...(backwards ? result.items.reverse() : result.items));
+    if (kept.length >= page.limit || !result.hasMore || result.read.length === 0) {
       return { items: backwards ? kept.reverse() : kept, hasMore: result.hasMore };
     }
-    const edge = backwards ? result.items[0]! : result.items.at(-1)!;
-    request = backwards ? { limit: page.limit, endingBefore: edge.id } : { limit: page.limit, startingAfter: edge.id };
+    const edge = backwards ? result.read[0]! : result.read.at(-1)!;
+    request = backwards ? { limit: page.limit, endingBefore: edge } : { limit: page.limit, startingAfter: edge };
   }
   return { items: backwards ? kept.reverse() : kept, hasMore: true };
 }
@@ -100,20 +156,17 @@ function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType
   const reactions = changes === undefined ? undefined : planReactions(current.reactions, changes);
   const attachments = update.attachments === undefined ? undefined : planAttachments(current.attachments, update.attachments);
   const text = update.message !== undefined && update.message !== current.message ? update.message : undefined;
-  const markRead = update.read === true && current.read_at === null;
   const bytesDelta = (reactions?.bytesDelta ?? 0) + (attachments?.bytesDelta ?? 0);
   if (bytesDelta > 0 && current.extras_bytes + bytesDelta > MAX_EXTRAS_BYTES) {
     throw tooLarge(reactions && reactions.bytesDelta > 0 ? 'reactions' : 'attachments');
   }
   const changed =
     text !== undefined ||
-    markRead ||
     (reactions !== undefined && (reactions.clearAll || reactions.ops.length > 0)) ||
     (attachments !== undefined && (attachments.clear || attachments.append.length > 0));
   if (!changed) return undefined;
   const write: MessageWrite = {
     text,
-    markRead,
     reactions,
     attachments,
     bytesDelta,
@@ -134,13 +187,18 @@ const MAX_ATTEMPTS = 3;
 /**
  * Every change is an operation that commutes with concurrent ones, so
  * concurrent reactions, attachments and read marks all land without retries;
- * concurrent text edits: the last one wins.
+ * concurrent text edits: the last one wins. The text and attachments are
+ * the sender's alone; any participant reacts and reads (`read` reads every
+ * earlier message of the thread too, for this reader only).
  */
 export async function updateMessage(who: Principal, id: string, update: MessageUpdate): Promise<Message> {
   const changes = update.reactions === undefined ? undefined : reactionChanges(update.reactions);
-  return retryOnConflict(
+  const updated = await retryOnConflict(
     async () => {
       const current = await getMessage(who, id);
+      if (current.contact_id !== who.contactId && (update.message !== undefined || update.attachments !== undefined)) {
+        throw senderOnly(update.message !== undefined ? 'message' : 'attachments');
+      }
       const write = planUpdate(current, update, changes);
       if (!write) return current;
       const written = await messages.writeMessage(who, current, write);
@@ -153,10 +211,28 @@ export async function updateMessage(who: Principal, id: string, update: MessageU
       },
     },
   );
+  if (update.read !== true) return updated;
+  const conversation = await findConversation(who, updated.conversation_id);
+  if (conversation) await readThrough(who, conversation, updated.id);
+  return getMessage(who, id);
 }
 
+const senderOnly = (param: string) =>
+  forbidden(`Only the sender of a message can change its ${param === 'message' ? 'text' : param} or delete it`, param);
+
+/** The sender's delete removes the message for every participant; their pins of it are cleared. */
 export async function deleteMessage(who: Principal, id: string): Promise<void> {
   const message = await getMessage(who, id);
-  if (!(await messages.removeMessage(who, message.conversation_id, id))) throw notFound('message', id, 'id');
+  if (message.contact_id !== who.contactId) throw forbidden('Only the sender of a message can delete it', 'id');
+  const own: NamedItems = [['message', contentGone(message)], ...participantGone(who, message.conversation_id, id, 'any')];
+  const other = otherInThread(message.thread, who.contactId);
+  if (other !== undefined) {
+    if ((await retractFrom(other, who.accountId, id, own)).length > 0) throw notFound('message', id, 'id');
+  } else {
+    const recorded = await getFanout(who.accountId, id);
+    const failed = await transactNamed([...own, ...(recorded ? ([['fanout', retractionStart(who.accountId, id)]] as NamedItems) : [])]);
+    if (failed.length > 0) throw notFound('message', id, 'id');
+    if (recorded) await startFanout(who.accountId, id, Date.now() + INLINE_MS);
+  }
   await clearPinnedMessage(who, message.conversation_id, id);
 }

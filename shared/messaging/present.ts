@@ -17,6 +17,7 @@ export const presentConversation = (c: Conversation) => ({
   last_opened_at: c.last_opened_at,
   created_at: c.created_at,
   archived_at: c.archived_at,
+  unread_count: c.unread_count,
 });
 
 const presentContact = (c: Contact) => ({

@@ -30,6 +30,7 @@ describe.each(transports())('conversations over %s', (transport) => {
       last_opened_at: null,
       created_at: expect.any(Number),
       archived_at: null,
+      unread_count: 0,
     });
     expect(Math.abs(res.body.created_at - Date.now() / 1000)).toBeLessThan(60);
     expect(res.headers['x-request-id']).toBeTruthy();

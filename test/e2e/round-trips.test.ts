@@ -21,7 +21,7 @@ const BUDGETS: Record<string, Budget> = {
   'GET /v1/conversations': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1 },
   'POST /v1/conversations': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
   'GET /v1/conversations/{id}': { 'DynamoDB.GetItem': 2 },
-  'PUT /v1/conversations/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 1 },
+  'PUT /v1/conversations/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 2, 'DynamoDB.Query': 2, 'DynamoDB.TransactWriteItems': 1 },
   'DELETE /v1/conversations/{id}': {
     'DynamoDB.GetItem': 3,
     'DynamoDB.TransactWriteItems': 1,
@@ -29,11 +29,16 @@ const BUDGETS: Record<string, Budget> = {
     'DynamoDB.Query': 2,
     'DynamoDB.BatchWriteItem': 1,
   },
-  'GET /v1/messages': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1, 'DynamoDB.BatchGetItem': 1 },
-  'POST /v1/messages': { 'DynamoDB.GetItem': 1, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.BatchGetItem': 1 },
+  'GET /v1/messages': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1, 'DynamoDB.BatchGetItem': 2 },
+  'POST /v1/messages': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1, 'DynamoDB.BatchGetItem': 1 },
   'GET /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 1 },
   'PUT /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 2, 'DynamoDB.UpdateItem': 1 },
-  'DELETE /v1/messages/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.BatchGetItem': 1, 'DynamoDB.TransactWriteItems': 1 },
+  'DELETE /v1/messages/{id}': {
+    'DynamoDB.GetItem': 4,
+    'DynamoDB.BatchGetItem': 1,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.UpdateItem': 2,
+  },
   'POST /api/v1/emails': {
     'DynamoDB.GetItem': 2,
     'DynamoDB.UpdateItem': 6,
@@ -119,8 +124,11 @@ describe('round trips per request (in-process, so every call is seen)', () => {
     const conv = created.body.id as string;
     await withinBudget('GET /v1/conversations', () => messaging.call('GET', '/v1/conversations', as));
     await withinBudget('GET /v1/conversations/{id}', () => messaging.call('GET', `/v1/conversations/${conv}`, as));
+    // Opening reads the thread for this user: entries, the read transaction, the read position.
+    const bobs = await messaging.call('POST', '/v1/conversations', { token: t.token2, form: { contact_id: t.userContactId } });
+    await messaging.call('POST', '/v1/messages', { token: t.token2, form: { conversation_id: bobs.body.id, message: 'hi' } });
     await withinBudget('PUT /v1/conversations/{id}', () =>
-      messaging.call('PUT', `/v1/conversations/${conv}`, { ...as, form: { is_muted: 'true' } }),
+      messaging.call('PUT', `/v1/conversations/${conv}`, { ...as, form: { is_muted: 'true', opened: 'true' } }),
     );
     const sent = await withinBudget('POST /v1/messages', () =>
       messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: conv, message: 'hello' } }),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addMember } from '#shared/data/group-members';
 import { aTenant, anotherUserOf, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -14,9 +15,10 @@ const intruders: Record<string, (owner: Tenant) => Promise<Intruder>> = {
     const other = await aTenant();
     return { token: other.token, contactId: other.contactIds.bob!, groupId: other.groupId };
   },
-  // Contacts and groups are the account's, so this user can open conversations with the owner's bob and group.
+  // Contacts and groups are the account's, so this user can open conversations with the owner's bob and, as a member, group.
   'another user of the same account': async (owner) => {
     const user = await anotherUserOf(owner);
+    await addMember(owner.accountId, owner.groupId, user.contact.id);
     return { token: user.token, contactId: owner.contactIds.bob!, groupId: owner.groupId };
   },
 };

@@ -7,8 +7,9 @@ import { purgeStartedAt } from '#shared/data/purges';
 import { UNFINISHED_AFTER_MS } from '#shared/purge';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putConversation } from '#shared/data/conversations';
-import { conversationMessageKeys, insertMessage } from '#shared/data/messages';
+import { transactNamed } from '#shared/db/batch';
+import { putConversation, threadOf } from '#shared/data/conversations';
+import { contentPut, conversationMessageKeys, participantParts, type NewMessage } from '#shared/data/messages';
 import { deleteConversation } from '#shared/messaging/conversations';
 import { newId } from '#shared/util/ids';
 import { startWorkers } from '../../scripts/local/runtime.ts';
@@ -34,21 +35,19 @@ async function conversationWithMessages(t: Tenant, count: number) {
   const now = Date.now();
   for (let i = 0; i < count; i += 25) {
     await Promise.all(
-      Array.from({ length: Math.min(25, count - i) }, () =>
-        insertMessage(ownerOf(t), {
+      Array.from({ length: Math.min(25, count - i) }, () => {
+        const message: NewMessage = {
           id: newId('msg', now),
           account_id: t.accountId,
-          conversation_id: conversation.id,
+          thread: threadOf(conversation),
           contact_id: t.userContactId,
           message: 'bulk',
-          reactions: [],
           attachments: [],
-          read_at: null,
           created_at: Math.floor(now / 1000),
-          updated_at: null,
           extras_bytes: 0,
-        }),
-      ),
+        };
+        return transactNamed([['message', contentPut(message)], ...participantParts(ownerOf(t), conversation.id, message)]);
+      }),
     );
   }
   return conversation.id;

@@ -1,4 +1,5 @@
 import { createContact } from '#shared/data/contacts';
+import { addMember } from '#shared/data/group-members';
 import { conversationItem, newConversation, type Conversation } from '#shared/data/conversations';
 import { issueToken } from '#shared/data/tokens';
 import { batchPut } from '#shared/db/batch';
@@ -35,4 +36,24 @@ export async function manyConversations(tenant: Tenant, count: number, shape: (i
   const slice = Math.ceil(items.length / parallel);
   await Promise.all(Array.from({ length: parallel }, (_, i) => batchPut(items.slice(i * slice, (i + 1) * slice))));
   return conversations;
+}
+
+/** `count` more users of the tenant's account, members of its group, each with a token; alice, bob and carol are members already. */
+export async function groupMembersOf(tenant: Tenant, count: number, { tokens = true } = {}) {
+  const users: { contactId: string; token?: string }[] = [];
+  for (let i = 0; i < count; i += 25) {
+    users.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(25, count - i) }, async (_, j) => {
+          const contact = await createContact({ accountId: tenant.accountId, username: `member${i + j}` });
+          await addMember(tenant.accountId, tenant.groupId, contact.id);
+          return {
+            contactId: contact.id,
+            token: tokens ? await issueToken({ accountId: tenant.accountId, contactId: contact.id }) : undefined,
+          };
+        }),
+      )),
+    );
+  }
+  return users;
 }

@@ -23,6 +23,7 @@ const conversation = () => ({
   last_opened_at: null,
   created_at: 1_735_689_600,
   archived_at: null,
+  unread_count: 0,
 });
 
 const message = () => ({

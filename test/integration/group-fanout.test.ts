@@ -1,0 +1,81 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet } from '#shared/db/batch';
+import { db, tableName } from '#shared/db/client';
+import { keys } from '#shared/db/keys';
+import { conversationIdsFor } from '#shared/data/conversations';
+import { getFanout } from '#shared/data/fanouts';
+import { sendMessage } from '#shared/messaging/messages';
+import { runFanout } from '#shared/messaging/delivery';
+import { startWorkers } from '../../scripts/local/runtime.ts';
+import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
+import { openConversation } from '#shared/messaging/conversations';
+
+const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 60_000) => {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+};
+
+/** Each member's group conversation and the message's entry in it: how many members hold it, and their unread counts. */
+async function holdings(t: Tenant, members: string[], messageId: string) {
+  const conversations = await conversationIdsFor(t.accountId, members, t.groupId);
+  const entries = await batchGet(
+    [...conversations].map(([user, conv]) => keys.message.key({ acct: t.accountId, user, conv, msg: messageId })),
+    true,
+  );
+  const views = await batchGet(
+    [...conversations].map(([user, conv]) => keys.conversation.key({ acct: t.accountId, user, conv })),
+    true,
+  );
+  return { conversations: conversations.size, entries: entries.length, unread: views.map((v) => Number(v.unread_count)) };
+}
+
+let workers: ReturnType<typeof startWorkers>;
+beforeAll(() => {
+  workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
+});
+afterAll(() => workers.stop());
+
+describe('a send to a 1,000-member group, through the delivery queue and worker', () => {
+  it('answers at once, then reaches every member exactly once, also after a redelivered job', { timeout: 240_000 }, async () => {
+    // Given a group of 1,000 members (alice, bob, carol and 997 more)
+    const t = await aTenant();
+    const others = await groupMembersOf(t, 997, { tokens: false });
+    const recipients = [t.contactIds.bob!, t.contactIds.carol!, ...others.map((m) => m.contactId)];
+    const alice = { accountId: t.accountId, contactId: t.userContactId };
+    const { conversation } = await openConversation(alice, { group_id: t.groupId });
+    // When alice sends to it
+    const message = await sendMessage(alice, { conversation_id: conversation.id, message: 'all hands' });
+    // Then the record lists every recipient, and the worker finishes what the request left
+    expect((await getFanout(t.accountId, message.id))!.recipients.sort()).toEqual([...recipients].sort());
+    await waitUntil(async () => (await holdings(t, recipients, message.id)).entries === recipients.length);
+    const done = await holdings(t, recipients, message.id);
+    expect(done).toEqual({ conversations: 999, entries: 999, unread: Array(999).fill(1) });
+    await waitUntil(async () => (await getFanout(t.accountId, message.id))!.next === 999 + (24 - (999 % 24)));
+
+    // When the job is delivered again from the start (a redelivered queue message after progress was lost)
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.fanout.key({ acct: t.accountId, msg: message.id }),
+        UpdateExpression: 'SET done_count = :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
+    );
+    await new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS, region: 'us-east-1' }).send(
+      new SendMessageCommand({
+        QueueUrl: process.env.DELIVERY_QUEUE_URL,
+        MessageBody: JSON.stringify({ kind: 'fanout', accountId: t.accountId, messageId: message.id }),
+      }),
+    );
+    await waitUntil(async () => (await getFanout(t.accountId, message.id))!.next > 0);
+    // Then nothing is delivered twice: one entry each, unread still 1
+    expect(await holdings(t, recipients, message.id)).toEqual(done);
+    expect(await runFanout(t.accountId, message.id, Date.now() + 60_000)).toBe('done');
+    expect(await holdings(t, recipients, message.id)).toEqual(done);
+  });
+});
