@@ -148,7 +148,7 @@ export const workers: readonly Worker[] = [
     sends: ['delivery'],
     batchSize: 1,
     timeoutSeconds: 60,
-    maxConcurrency: 5,
+    maxConcurrency: 2,
   },
   {
     name: 'validate-emails',

@@ -62,6 +62,7 @@ describe('documentation examples', { timeout: 120_000 }, () => {
       MESSAGING_BASE_URL: messaging.url,
       EMAIL_BASE_URL: email.url,
       DEMO_TOKEN: tenant.token,
+      DEMO_TOKEN_2: tenant.token2,
       DEMO_CONTACT_ID: tenant.contactIds.bob,
       DEMO_GROUP_ID: tenant.groupId,
       DEMO_ACCOUNT_ID: tenant.accountId,

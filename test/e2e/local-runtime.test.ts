@@ -85,7 +85,8 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {
       proc.stdout!.on('data', (chunk) => {
         stdout += chunk;
         const found = Object.fromEntries([...stdout.matchAll(/^([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
-        if (found.MESSAGING_BASE_URL && found.EMAIL_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID) resolve(found);
+        if (found.MESSAGING_BASE_URL && found.EMAIL_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID && found.DEMO_TOKEN_2)
+          resolve(found);
       });
       void exited.then((how) => reject(new Error(`npm start exited (${how}) before it was ready`)));
     }),
@@ -230,6 +231,12 @@ describe('npm start and the admin command line', () => {
     expect(created.status).toBe(201);
     expect(created.body.id).toEqual(expect.any(String));
     conversationId = created.body.id;
+
+    // The second demo token is bob's: what the demo user sends him reaches his own conversation.
+    const sent = await call(base!, 'POST', '/v1/messages', token!, { conversation_id: conversationId, message: 'hi bob' });
+    expect(sent.status).toBe(201);
+    const bobs = await call(base!, 'GET', '/v1/conversations', first.vars.DEMO_TOKEN_2!);
+    expect(bobs.body.data).toMatchObject([{ unread_count: 1 }]);
   });
 
   it('validates an email list through the queue worker, with MX figures from the configured DNS server', { timeout: 30_000 }, async () => {
@@ -281,6 +288,25 @@ describe('npm start and the admin command line', () => {
     const asOps = await call(base, 'GET', '/v1/conversations', token.json.token);
     expect(asOps.status).toBe(200);
     expect(asOps.body).toMatchObject({ has_more: false, data: [] });
+
+    // Group members: by the group's id alone, JSON on stdout; only a member opens the group's conversation.
+    const groupId: string = group.json.group_id;
+    const notYet = await call(base, 'POST', '/v1/conversations', token.json.token, { group_id: groupId });
+    expect(notYet.status).toBe(404);
+    const added = await admin('group', 'add-member', '--group', groupId, '--contact', contactId);
+    expect(added).toMatchObject({ code: 0, json: { group_id: groupId, contact_id: contactId, added: true } });
+    expect((await admin('group', 'add-member', '--group', groupId, '--contact', contactId)).json.added).toBe(false);
+    expect(await admin('group', 'members', '--group', groupId)).toMatchObject({ code: 0, json: { members: [contactId] } });
+    expect((await call(base, 'POST', '/v1/conversations', token.json.token, { group_id: groupId })).status).toBe(201);
+    const [removed, unknownGroup, unknownContact] = await Promise.all([
+      admin('group', 'remove-member', '--group', groupId, '--contact', contactId, '--account', accountId),
+      admin('group', 'members', '--group', 'grp_01J00000000000000000000000'),
+      admin('group', 'add-member', '--group', groupId, '--contact', 'ct_01J00000000000000000000000'),
+    ]);
+    expect(removed).toMatchObject({ code: 0, json: { removed: true } });
+    expect(unknownGroup.code).toBe(1);
+    expect(unknownContact.code).toBe(1);
+    expect((await admin('group', 'members', '--group', groupId)).json.members).toEqual([]);
 
     const credits = await admin('credits', 'add', '--account', accountId, '--amount', '7');
     expect(credits).toMatchObject({ code: 0, json: { credits: 12 } });

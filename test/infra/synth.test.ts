@@ -62,12 +62,13 @@ describe('cdk synth', () => {
     const invoked = new Set<string>();
     const sqs = new SQSClient({});
     // Read once: while a function runs, this process's environment is that function's.
-    const urls = { purge: '', deadLetters: '' };
+    const urls = { purge: '', deadLetters: '', delivery: '' };
 
     beforeAll(async () => {
       assembly = CloudAssembly.read(out);
       env = await emailEnv(undefined, { workers: false });
       urls.purge = process.env.PURGE_QUEUE_URL!;
+      urls.delivery = process.env.DELIVERY_QUEUE_URL!;
       urls.deadLetters = process.env.VALIDATION_DLQ_URL!;
       const queueUrls: Record<string, string> = {};
       for (const [key, def] of Object.entries(queues) as [QueueName, QueueDefinition][]) {
@@ -141,6 +142,21 @@ describe('cdk synth', () => {
         }),
       );
       await eventually(() => queueEmpty(urls.purge));
+
+      // A group message reaches bob in his own conversation; the delivery worker takes a (here finished) job from its queue.
+      const group = await messaging.call('POST', '/v1/conversations', { ...as, form: { group_id: t.groupId } });
+      const toGroup = await messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: group.body.id, message: 'team' } });
+      expect(toGroup.status).toBe(201);
+      expect((await messaging.call('GET', '/v1/conversations', { token: t.token2 })).body.data).toContainEqual(
+        expect.objectContaining({ group_id: t.groupId, unread_count: 1 }),
+      );
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: urls.delivery,
+          MessageBody: JSON.stringify({ kind: 'fanout', accountId: t.accountId, messageId: toGroup.body.id }),
+        }),
+      );
+      await eventually(() => queueEmpty(urls.delivery));
     });
 
     it('answer every route of the email API, with the worker validating from its queue', async () => {
