@@ -56,8 +56,10 @@ export async function withIdempotency(
     throw error;
   }
   // The work is done: its answer goes to the client even when it cannot be recorded (a retry then continues the request).
+  // Unrecorded, it is marked interrupted if that still can be: a retry then continues the request and answers the same.
   if (!(await completeIdempotencyKey(hold, { statusCode: response.statusCode, body: response.body }))) {
-    logger.warn('could not record the answer of an idempotent request');
+    const freed = await interruptIdempotencyKey(hold);
+    logger.warn('could not record the answer of an idempotent request', { key_released_for_retry: freed });
   }
   return response;
 }
