@@ -205,7 +205,14 @@ async function rejectedOnly(accountId: string, listId: number, rejected: number,
 async function resumeChunks(accountId: string, journaled: JournaledChunk[]): Promise<StoredChunk[]> {
   const current = await currentOutboxes(journaled.map((j) => j.outbox));
   await restoreEmails(journaled.flatMap((j) => current.get(j.outbox.outbox_id) ?? []));
-  const found = new Map((await getEmails(accountId, journaled.flatMap((j) => j.outbox.email_ids))).map((e) => [e.id, e]));
+  const found = new Map(
+    (
+      await getEmails(
+        accountId,
+        journaled.flatMap((j) => j.outbox.email_ids),
+      )
+    ).map((e) => [e.id, e]),
+  );
   return journaled.map((j) => {
     const outbox = current.get(j.outbox.outbox_id);
     return {
@@ -292,7 +299,13 @@ async function writeChunk(
     }
     const step = `${CHUNK_STEP}${outbox.item.outbox_id}`;
     if (hold) {
-      const journaled: JournaledChunk = { outbox: outbox.item, positions: slots.map((s) => s.position), duplicates, duplicatePositions, rejected };
+      const journaled: JournaledChunk = {
+        outbox: outbox.item,
+        positions: slots.map((s) => s.position),
+        duplicates,
+        duplicatePositions,
+        rejected,
+      };
       items.push(['step', journalStep(hold, step, journaled)]);
     }
     const failed = await transactNamed(items, CHUNK_TRIES);

@@ -43,7 +43,8 @@ export interface Hold {
   steps: Record<string, unknown>;
 }
 
-export type Claim = { kind: 'claimed'; hold: Hold } | { kind: 'replay'; response: StoredResponse } | { kind: 'in_progress' } | { kind: 'mismatch' };
+export type Claim =
+  { kind: 'claimed'; hold: Hold } | { kind: 'replay'; response: StoredResponse } | { kind: 'in_progress' } | { kind: 'mismatch' };
 
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
 const key = (accountId: string, idempotencyKey: string) => keys.idempotency.key({ acct: accountId, key_hash: hash(idempotencyKey) });
@@ -140,7 +141,8 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
 /** Takes an interrupted (or lease-expired) record over from the attempt that held it; undefined when another did first. */
 async function takeOver(accountId: string, idempotencyKey: string, record: RecordItem, token: string): Promise<RecordItem | undefined> {
   const now = nowSeconds();
-  const changes = update().set`${attr('status')} = ${'in_progress'}, ${attr('token')} = ${token}, lease_until = ${now + IN_PROGRESS_LEASE_SECONDS}`
+  const changes = update()
+    .set`${attr('status')} = ${'in_progress'}, ${attr('token')} = ${token}, lease_until = ${now + IN_PROGRESS_LEASE_SECONDS}`
     .when`${attr('status')} = ${record.status}`;
   // The attempt it takes over from must still be the holder, in the state read: one that finished meanwhile stays finished.
   if (record.token) changes.when`${attr('token')} = ${record.token}`;
@@ -208,7 +210,8 @@ export const completeIdempotencyKey = (hold: Hold, response: StoredResponse) =>
   finishWrite(() =>
     updateItem(
       key(hold.accountId, hold.idempotencyKey),
-      update().set`${attr('status')} = ${'completed'}, ${attr('response')} = ${response}`.remove`steps`.when`${attr('token')} = ${hold.token}`,
+      update().set`${attr('status')} = ${'completed'}, ${attr('response')} = ${response}`.remove`steps`
+        .when`${attr('token')} = ${hold.token}`,
     ).catch(reraiseUnlessOwnRetry(hold, 'completed')),
   );
 
@@ -228,7 +231,9 @@ export const interruptIdempotencyKey = (hold: Hold) =>
 /** A failure known to come before any write of the request releases the key, so a retry runs afresh. */
 export const releaseIdempotencyKey = (hold: Hold) =>
   finishWrite(() =>
-    deleteItem(key(hold.accountId, hold.idempotencyKey), condition`${attr('token')} = ${hold.token}`).catch(reraiseUnlessOwnRetry(hold, undefined)),
+    deleteItem(key(hold.accountId, hold.idempotencyKey), condition`${attr('token')} = ${hold.token}`).catch(
+      reraiseUnlessOwnRetry(hold, undefined),
+    ),
   );
 
 /**

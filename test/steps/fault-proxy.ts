@@ -5,9 +5,10 @@ import { resetDb } from '#shared/db/client';
 /**
  * What can go wrong between a client and DynamoDB: `throttle` answers 400
  * ThrottlingException, `error` answers 500 InternalServerError (neither
- * reaches DynamoDB), `lose-reply` carries the request out and then drops the
- * connection before any answer (the client sees a socket hang up, as when a
- * response is lost or a Lambda times out after its write).
+ * reaches DynamoDB), `lose-reply` carries the request out and, when
+ * DynamoDB did it (200), drops the connection before any answer (the client
+ * sees a socket hang up, as when a response is lost or a Lambda times out
+ * after its write); a refused request is answered as usual.
  */
 export type Fault = 'throttle' | 'error' | 'lose-reply';
 
@@ -66,17 +67,17 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   let random: RandomFaults | undefined;
   const hits = new Map<string, number>();
 
-  const pick = (seen: SeenRequest): Fault | undefined => {
+  const pick = (seen: SeenRequest): { fault: Fault; rule?: (typeof rules)[number] } | undefined => {
     for (const rule of rules) {
       if (rule.left <= 0 || rule.operation !== seen.operation || (rule.match && !rule.match(seen))) continue;
       rule.left--;
-      return rule.fault;
+      return { fault: rule.fault, rule };
     }
     if (!random || !(random.operations ?? WRITE_OPERATIONS).includes(seen.operation)) return undefined;
     const roll = Math.random();
-    if (roll < random.throttle) return 'throttle';
-    if (roll < random.throttle + random.error) return 'error';
-    if (roll < random.throttle + random.error + random.loseReply) return 'lose-reply';
+    if (roll < random.throttle) return { fault: 'throttle' };
+    if (roll < random.throttle + random.error) return { fault: 'error' };
+    if (roll < random.throttle + random.error + random.loseReply) return { fault: 'lose-reply' };
     return undefined;
   };
 
@@ -103,19 +104,24 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     } catch {
       parsed = undefined;
     }
-    const fault = pick({ operation, body: parsed });
-    if (fault) hits.set(`${operation}:${fault}`, (hits.get(`${operation}:${fault}`) ?? 0) + 1);
+    const picked = pick({ operation, body: parsed });
+    const fault = picked?.fault;
+    const hit = () => hits.set(`${operation}:${fault}`, (hits.get(`${operation}:${fault}`) ?? 0) + 1);
     if (fault === 'throttle' || fault === 'error') {
+      hit();
       const { status, type, message } = errorBodies[fault];
       res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'x-amzn-RequestId': 'fault-proxy' });
       res.end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message }));
       return;
     }
     const answer = await forward(req, body);
-    if (fault === 'lose-reply') {
+    // Only a request carried out loses its answer: a refusal (a failed condition) is answered, and the rule waits for the next.
+    if (fault === 'lose-reply' && answer.status === 200) {
+      hit();
       req.socket.destroy();
       return;
     }
+    if (fault === 'lose-reply' && picked?.rule) picked.rule.left++;
     res.writeHead(answer.status, answer.headers);
     res.end(answer.body);
   };
