@@ -211,6 +211,23 @@ describe.skipIf(deployed)('idempotent creates under DynamoDB faults', () => {
     });
   });
 
+  it('counts the rejected entries of an add that stores none once, when its answer was lost', async () => {
+    // Given a list
+    const tenant = await aTenant();
+    const listId = await newList(tenant);
+    const key = newKey();
+    // When an add of two bad entries commits and every answer to it is lost, and the client retries
+    proxy.inject({ operation: 'TransactWriteItems', match: (s) => touches(s, '#IDEM#'), fault: 'lose-reply' });
+    const first = await addToList(listId, ['nope', 'bad entry'], key, tenant).catch(() => undefined);
+    expect(proxy.hits.size, 'the fault was met').toBeGreaterThan(0);
+    proxy.clear();
+    const { final, all } = await untilAnswered(() => addToList(listId, ['nope', 'bad entry'], key, tenant));
+    // Then both are rejected once
+    expect([first, ...all].filter((r) => r && r.status >= 400 && r.status < 500)).toEqual([]);
+    expect(final.body.emailList).toMatchObject({ email_count: 0, rejected_count: 2 });
+    expect(await getList(listId, tenant)).toMatchObject({ email_count: 0, rejected_count: 2 });
+  });
+
   it('answers 500, not 401, when the authorizer cannot read the token', async () => {
     proxy.inject({ operation: 'GetItem', match: (s) => touches(s, 'TOKEN#'), fault: 'error' });
     const res = await messaging.call('GET', '/v1/conversations', { token: t.token });
