@@ -4,7 +4,10 @@ import { presentEmailList, presentEntry } from '#shared/email/present';
 import { emailsBody } from '#shared/http/email-schemas';
 import { emailListId } from '#shared/http/path-ids';
 
-export const handler = emailEndpoint({ path: emailListId, body: emailsBody, idempotent: true }, async ({ principal, id, body }) => {
-  const { list, entries } = await addToList(principal, id, body.emails);
-  return { body: { emailList: presentEmailList(list), emails: entries.map(presentEntry) } };
-});
+export const handler = emailEndpoint(
+  { path: emailListId, body: emailsBody, idempotent: true },
+  async ({ principal, id, body, idempotency }) => {
+    const { list, entries } = await addToList(principal, id, body.emails, idempotency);
+    return { body: { emailList: presentEmailList(list), emails: entries.map(presentEntry) } };
+  },
+);

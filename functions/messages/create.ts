@@ -3,7 +3,7 @@ import { sendMessage } from '#shared/messaging/messages';
 import { presentMessages } from '#shared/messaging/present';
 import { createMessageBody } from '#shared/http/messaging-schemas';
 
-export const handler = messagingEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body }) => {
-  const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body)], { fresh: true });
+export const handler = messagingEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body, idempotency }) => {
+  const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body, idempotency)], { fresh: true });
   return { status: 201, body: message };
 });

@@ -52,7 +52,8 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
       methodArn: `arn:aws:execute-api:local:000000000000:${api}/prod/${match.route.method}${match.route.path}`,
     });
   } catch {
-    return gatewayError('UNAUTHORIZED', requestId, origin);
+    // As API Gateway: an authorizer that fails is AUTHORIZER_FAILURE, a 500, never a verdict on the token.
+    return gatewayError('DEFAULT_5XX', requestId, origin);
   }
   // An explicit Deny anywhere in the policy wins, as in API Gateway.
   if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId, origin);

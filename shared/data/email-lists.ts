@@ -176,6 +176,10 @@ export function listFinished(accountId: string, listId: number, count: number, l
 export const listReleased = (accountId: string, listId: number, count: number): TransactItem =>
   txUpdate(listKey(accountId, listId), update().add`awaiting_count ${-count}, pending_count ${count}`.when`attribute_exists(pk)`);
 
+/** Transaction part: rejected addresses of an add that stored none, while the list exists. */
+export const rejectedAdded = (accountId: string, listId: number, rejected: number): TransactItem =>
+  txUpdate(listKey(accountId, listId), update().add`rejected_count ${rejected}`.when`attribute_exists(pk)`);
+
 /** Rejected addresses of an add that stored none; false when the list is gone. */
 export const addRejected = (accountId: string, listId: number, rejected: number): Promise<boolean> =>
   conditionHeld(updateItem(listKey(accountId, listId), update().add`rejected_count ${rejected}`.when`attribute_exists(pk)`));

@@ -28,9 +28,10 @@ import {
   type Key,
   type PagePosition,
 } from '#shared/data/collections';
-import { addRejected, listFinished } from '#shared/data/email-lists';
+import { addRejected, listFinished, rejectedAdded } from '#shared/data/email-lists';
+import { journalStep, stepRecorded, type Hold } from '#shared/data/idempotency';
 import { newNumericIds } from '#shared/data/numeric-ids';
-import { outboxPut, type OutboxItem } from '#shared/data/outbox';
+import { currentOutboxes, outboxPut, type OutboxItem } from '#shared/data/outbox';
 import type { ValidationResult } from '#shared/email/result';
 
 export type EmailStatus = 'pending' | 'processing' | 'completed' | 'error';
@@ -89,17 +90,45 @@ const CHUNK_TRIES = 12;
 
 export interface StoredChunk {
   emails: EmailRecord[];
+  /** Where each of `emails` is in the addresses given to `storeEmails`. */
+  positions: number[];
   duplicates: string[];
   outbox: OutboxItem;
+  /** Committed by an earlier attempt of the same idempotent request. */
+  resumed?: boolean;
+  /** Its outbox's counts are applied already: nothing of it is left to settle. */
+  settled?: boolean;
 }
 
 export class ListGoneError extends Error {}
+
+/** An earlier attempt of the request holds the key now: this one must stop writing. */
+export class SupersededError extends Error {}
 
 interface Slot {
   address: string;
   id: number;
   seq: number;
+  /** Its place in the addresses given to `storeEmails`. */
+  position: number;
 }
+
+/** What an idempotent request records of each chunk it committed, in the same transaction (`journalStep`). */
+interface JournaledChunk {
+  outbox: OutboxItem;
+  positions: number[];
+  duplicates: string[];
+  duplicatePositions: number[];
+  rejected: number;
+}
+
+const CHUNK_STEP = 'chunk:';
+const REJECTED_STEP = 'rejected';
+
+const journaledChunks = (hold: Hold | undefined): JournaledChunk[] =>
+  Object.entries(hold?.steps ?? {})
+    .filter(([name]) => name.startsWith(CHUNK_STEP))
+    .map(([, value]) => value as JournaledChunk);
 
 /**
  * Stores accepted addresses as `pending` emails. Sequence numbers for the
@@ -113,32 +142,102 @@ interface Slot {
  * (`restoreEmails`). Nothing here retries on another writer's success: a
  * guard that already exists is a duplicate, not a conflict.
  */
-export async function storeEmails(accountId: string, target: EmailTarget, addresses: string[], rejected: number): Promise<StoredChunk[]> {
+export async function storeEmails(
+  accountId: string,
+  target: EmailTarget,
+  addresses: string[],
+  rejected: number,
+  hold?: Hold,
+): Promise<StoredChunk[]> {
   const key = collectionKey(accountId, target);
   const inList = target.kind === 'list';
-  if (addresses.length === 0) {
-    if (inList && !(await addRejected(accountId, target.listId, rejected))) throw new ListGoneError();
-    return [];
+  // A retry of an idempotent request: the chunks its earlier attempts committed are its own, the rest still to store.
+  const journaled = journaledChunks(hold);
+  const resumed = journaled.length ? await resumeChunks(accountId, journaled) : [];
+  const covered = new Set(journaled.flatMap((j) => [...j.positions, ...j.duplicatePositions]));
+  if (journaled.some((j) => j.rejected > 0) || (hold && REJECTED_STEP in hold.steps)) rejected = 0;
+  const remaining = addresses.map((address, position) => ({ address, position })).filter((a) => !covered.has(a.position));
+  if (remaining.length === 0) {
+    if (inList && (rejected > 0 || resumed.length === 0) && !(await rejectedOnly(accountId, target.listId, rejected, hold)))
+      throw new ListGoneError();
+    return resumed;
   }
   const [first, balance, ids] = await Promise.all([
-    reserveSeqs(key, addresses.length, inList),
+    reserveSeqs(key, remaining.length, inList),
     creditBalance(accountId),
-    newNumericIds(addresses.length),
+    newNumericIds(remaining.length),
   ]);
   if (first === undefined) throw new ListGoneError();
-  const slots = addresses.map((address, i) => ({ address, id: ids[i]!, seq: first + i }));
-  const chunkCount = inList ? Math.ceil(slots.length / (MAX_ITEMS - 2)) : 1;
+  const slots = remaining.map(({ address, position }, i) => ({ address, id: ids[i]!, seq: first + i, position }));
+  // A journaled chunk's transaction also records it on the idempotency record.
+  const perChunk = MAX_ITEMS - (hold ? 3 : 2);
+  const chunkCount = inList ? Math.ceil(slots.length / perChunk) : 1;
   const size = Math.ceil(slots.length / chunkCount);
   const chunks = Array.from({ length: chunkCount }, (_, i) => slots.slice(i * size, (i + 1) * size));
   const write = (chunk: Slot[], i: number, credits: { left: number | undefined }) =>
-    writeChunk(accountId, target, key, chunk, i === 0 ? rejected : 0, credits);
-  if (balance === undefined) return Promise.all(chunks.map((chunk, i) => write(chunk, i, { left: undefined })));
+    writeChunk(accountId, target, key, chunk, i === 0 ? rejected : 0, credits, hold);
+  if (balance === undefined) return [...resumed, ...(await Promise.all(chunks.map((chunk, i) => write(chunk, i, { left: undefined }))))];
   // A metered account's balance is one item: its chunks debit one after another.
   const credits = { left: balance as number | undefined };
-  const stored: StoredChunk[] = [];
+  const stored: StoredChunk[] = [...resumed];
   for (const [i, chunk] of chunks.entries()) stored.push(await write(chunk, i, credits));
   return stored;
 }
+
+/** An add that stores nothing still counts its rejected entries (once, for an idempotent request); false when the list is gone. */
+async function rejectedOnly(accountId: string, listId: number, rejected: number, hold: Hold | undefined): Promise<boolean> {
+  if (!hold) return addRejected(accountId, listId, rejected);
+  const failed = await transactNamed([
+    ['list', rejectedAdded(accountId, listId, rejected)],
+    ['step', journalStep(hold, REJECTED_STEP, rejected)],
+  ]);
+  if (failed.includes('list')) return false;
+  if (failed.includes('step') && !(await stepRecorded(hold, REJECTED_STEP))) throw new SupersededError();
+  return true;
+}
+
+/**
+ * The chunks earlier attempts committed, as they stand: emails a crash left
+ * unwritten are restored (while their outbox still holds its counts, as the
+ * sweeper does), each email is read back in its current state, and a chunk
+ * whose outbox was settled meanwhile is marked so.
+ */
+async function resumeChunks(accountId: string, journaled: JournaledChunk[]): Promise<StoredChunk[]> {
+  const current = await currentOutboxes(journaled.map((j) => j.outbox));
+  await restoreEmails(journaled.flatMap((j) => current.get(j.outbox.outbox_id) ?? []));
+  const found = new Map(
+    (
+      await getEmails(
+        accountId,
+        journaled.flatMap((j) => j.outbox.email_ids),
+      )
+    ).map((e) => [e.id, e]),
+  );
+  return journaled.map((j) => {
+    const outbox = current.get(j.outbox.outbox_id);
+    return {
+      emails: j.outbox.email_ids.map((id, i) => found.get(id) ?? journaledEmail(j.outbox, i)),
+      positions: j.positions,
+      duplicates: j.duplicates,
+      outbox: outbox ?? j.outbox,
+      resumed: true,
+      settled: !outbox?.deltas,
+    };
+  });
+}
+
+/** An email as its chunk stored it (pending), from the outbox that names it. */
+const journaledEmail = (outbox: OutboxItem, i: number): EmailRecord => ({
+  id: outbox.email_ids[i]!,
+  account_id: outbox.account_id,
+  email: outbox.addresses![i]!,
+  email_list_id: outbox.list_id ?? null,
+  status: 'pending',
+  awaiting: outbox.awaiting,
+  seq: outbox.seqs![i]!,
+  result: null,
+  created_at: outbox.emails_created_at!,
+});
 
 async function writeChunk(
   accountId: string,
@@ -147,9 +246,11 @@ async function writeChunk(
   slots: Slot[],
   rejected: number,
   credits: { left: number | undefined },
+  hold?: Hold,
 ): Promise<StoredChunk> {
   const inList = target.kind === 'list';
   const duplicates: string[] = [];
+  const duplicatePositions: number[] = [];
   // Each failed attempt drops at least one duplicate or re-reads the balance: bounded by the chunk.
   for (let attempt = 0; attempt <= slots.length + 2; attempt++) {
     const metered = credits.left !== undefined;
@@ -196,15 +297,32 @@ async function writeChunk(
         items.push([`guard:${email.id}`, txPut(guard, condition`attribute_not_exists(pk)`)]);
       }
     }
+    const step = `${CHUNK_STEP}${outbox.item.outbox_id}`;
+    if (hold) {
+      const journaled: JournaledChunk = {
+        outbox: outbox.item,
+        positions: slots.map((s) => s.position),
+        duplicates,
+        duplicatePositions,
+        rejected,
+      };
+      items.push(['step', journalStep(hold, step, journaled)]);
+    }
     const failed = await transactNamed(items, CHUNK_TRIES);
-    if (failed.length === 0) {
+    // A transaction the SDK sent again after its answer was lost meets its own writes: recorded, it committed.
+    const committed = failed.length === 0 || (hold !== undefined && (await stepRecorded(hold, step)));
+    if (committed) {
       if (metered && !awaiting) credits.left! -= slots.length;
       await batchPut(emails.map(emailItem));
-      return { emails, duplicates, outbox: outbox.item };
+      return { emails, positions: slots.map((s) => s.position), duplicates, outbox: outbox.item };
     }
+    if (failed.includes('step')) throw new SupersededError();
     if (failed.includes('debit')) credits.left = await creditBalance(accountId);
     const taken = new Set(failed.filter((name) => name.startsWith('guard:')).map((name) => Number(name.slice(6))));
-    for (const slot of slots.filter((s) => taken.has(s.id))) duplicates.push(slot.address.toLowerCase());
+    for (const slot of slots.filter((s) => taken.has(s.id))) {
+      duplicates.push(slot.address.toLowerCase());
+      duplicatePositions.push(slot.position);
+    }
     slots = slots.filter((s) => !taken.has(s.id));
     if (failed.includes('outbox')) throw new Error('a fresh outbox id already exists');
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
-import { batchDelete, batchPut, txPut, txUpdate, type TransactItem } from '#shared/db/batch';
+import { batchDelete, batchGet, batchPut, txPut, txUpdate, type TransactItem } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, putItem, query, updateItem, type Key } from '#shared/db/items';
 import { OUTBOX_SHARDS, keys, outboxShard } from '#shared/db/keys';
@@ -151,6 +151,12 @@ export const awaitingOutboxes = (accountId: string, limit = 100) =>
 /** Every account's work waiting for credits (the sweeper retries them). */
 export const allAwaitingOutboxes = (limit = 100) =>
   queryIndex(keys.allAwaitingOutboxes, keys.allAwaitingOutboxes.partition(), Date.now() + 1, limit);
+
+/** The outboxes as stored now, by id (absent: deleted once settled). */
+export async function currentOutboxes(items: OutboxItem[]): Promise<Map<string, OutboxItem>> {
+  const found = await batchGet(items.map(outboxKey), true);
+  return new Map(found.map(toOutbox).map((o) => [o.outbox_id, o]));
+}
 
 /** Transaction part: an awaiting outbox becomes ready to send. */
 export const outboxReadyUpdate = (item: OutboxItem): TransactItem => {

@@ -1,3 +1,4 @@
+import type { Hold } from '#shared/data/idempotency';
 import type { Principal } from '#shared/data/tokens';
 import { getEmailList, toEmailList } from '#shared/data/email-lists';
 import { collectionKey, ListGoneError, storeEmails, type EmailRecord } from '#shared/data/emails';
@@ -14,7 +15,7 @@ import { countMetric } from '#shared/util/metrics';
  * place and counted as rejected; accepted ones are stored `pending` and
  * queued (or held, when the account's credits cannot cover them).
  */
-export async function addToList(who: Principal, id: number, entries: unknown[]) {
+export async function addToList(who: Principal, id: number, entries: unknown[], idempotency?: Hold) {
   const { accepted, errors } = await classifyEntries(entries, true);
   const gone = () => notFound('email list', String(id), 'id');
   let chunks;
@@ -24,6 +25,7 @@ export async function addToList(who: Principal, id: number, entries: unknown[]) 
       { kind: 'list', listId: id },
       accepted.map((a) => a.address),
       errors.size,
+      idempotency,
     );
   } catch (error) {
     if (error instanceof ListGoneError) throw gone();
@@ -37,14 +39,14 @@ export async function addToList(who: Principal, id: number, entries: unknown[]) 
     if (email) emails.set(index, email);
     else if (duplicates.has(address.toLowerCase())) errors.set(index, rejectedEntry(address, 'duplicate'));
   }
-  for (const chunk of chunks) if (chunk.outbox.awaiting) countMetric('creditsHeld', chunk.emails.length);
+  for (const chunk of chunks) if (chunk.outbox.awaiting && !chunk.resumed) countMetric('creditsHeld', chunk.emails.length);
   const key = collectionKey(who.accountId, { kind: 'list', listId: id });
   let item: Record<string, unknown> | 'gone' | undefined;
   try {
     item = await settleOutboxes(
       key,
       true,
-      chunks.map((c) => c.outbox),
+      chunks.filter((c) => !c.settled).map((c) => c.outbox),
     );
   } catch (error) {
     logger.warn('settling deferred; the sweeper will finish it', describeError(error));

@@ -6,6 +6,7 @@ import type { MediaType } from '#shared/http/body';
 import { notFound } from '#shared/errors';
 import { badRequest } from '#shared/http/errors';
 import type { PathId } from '#shared/http/path-ids';
+import type { Hold } from '#shared/data/idempotency';
 import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
 import { authenticate } from '#shared/http/authenticate';
 import { errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
@@ -19,6 +20,13 @@ export interface EndpointInput<B, Q, P = undefined> {
   /** The path's resource id, parsed (see `path` in the spec). */
   id: P;
   principal: Principal;
+  /**
+   * Present when the request carries an Idempotency-Key: this request's hold
+   * on it. Every attempt of one request shares `generation` (ids derived
+   * from it, `derivedId`, are the same on a retry) and sees the `steps` that
+   * earlier attempts recorded as committed (`journalStep`).
+   */
+  idempotency?: Hold;
 }
 
 export interface Reply {
@@ -68,8 +76,8 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>, P
     const query = context.input!.query as Q;
     const principal = context.principal!;
     const input = { body, query, id: pathId(spec.path, event), principal };
-    const execute = async () => {
-      const reply = await run(input);
+    const execute = async (idempotency?: Hold) => {
+      const reply = await run(idempotency ? { ...input, idempotency } : input);
       return json(reply.status ?? 200, reply.body);
     };
     if (!spec.idempotent) return execute();

@@ -58,14 +58,18 @@ export const gatewayResponseBody = (type: GatewayResponseType) => {
   return { error: { type: errorType, code, message } };
 };
 
+/**
+ * `DEFAULT_5XX` stands for API Gateway's AUTHORIZER_FAILURE (the authorizer
+ * threw or timed out), which falls back to DEFAULT_5XX with status 500.
+ */
 export function gatewayError(
-  type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE',
+  type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE' | 'DEFAULT_5XX',
   requestId: string,
   origin?: string,
 ): APIGatewayProxyResult {
   const definition = gatewayResponses[type];
   return {
-    statusCode: definition.statusCode,
+    statusCode: definition.statusCode ?? 500,
     headers: { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...definition.headers, ...gatewayCorsHeaders(origin) },
     body: JSON.stringify(gatewayResponseBody(type)),
   };

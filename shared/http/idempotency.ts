@@ -1,8 +1,15 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '#shared/data/idempotency';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  interruptIdempotencyKey,
+  releaseIdempotencyKey,
+  type Hold,
+} from '#shared/data/idempotency';
 import type { Principal } from '#shared/data/tokens';
-import { conflict } from '#shared/errors';
+import { conflict, DomainError } from '#shared/errors';
 import { unprocessable } from '#shared/http/errors';
+import { describeError, logger } from '#shared/util/logger';
 
 /** A key as one user of the account holds it: other users' equal keys are other keys. */
 export const userScopedKey = (principal: Principal, key: string) => `${principal.contactId}\n${key}`;
@@ -11,12 +18,17 @@ export const userScopedKey = (principal: Principal, key: string) => `${principal
  * Runs `execute` once per (account, key): a replay within the window gets the
  * first response back, a different request under the same key a 422, and a
  * replay while the first is still running a 409.
+ *
+ * A request that failed where its writes may have happened (any error but a
+ * refusal of the domain made before any step was recorded) keeps its key,
+ * marked interrupted: the retry takes it over and continues the same request
+ * (`Hold`), so what the first attempt committed is met, not done twice.
  */
 export async function withIdempotency(
   accountId: string,
   key: string,
   fingerprint: string,
-  execute: () => Promise<APIGatewayProxyResult>,
+  execute: (hold: Hold) => Promise<APIGatewayProxyResult>,
 ): Promise<APIGatewayProxyResult> {
   const claim = await claimIdempotencyKey(accountId, key, fingerprint);
   if (claim.kind === 'mismatch') {
@@ -32,13 +44,22 @@ export async function withIdempotency(
       body: claim.response.body,
     };
   }
+  const { hold } = claim;
   let response: APIGatewayProxyResult;
   try {
-    response = await execute();
+    response = await execute(hold);
   } catch (error) {
-    await releaseIdempotencyKey(accountId, key);
+    // A domain refusal (404, 400, ...) is decided on reads or on a cancelled transaction: nothing was written.
+    const refusedBeforeWrites = error instanceof DomainError && !hold.resumed && Object.keys(hold.steps).length === 0;
+    const freed = await (refusedBeforeWrites ? releaseIdempotencyKey(hold) : interruptIdempotencyKey(hold));
+    if (!freed) logger.warn('the idempotency key stays held until its lease ends', describeError(error));
     throw error;
   }
-  await completeIdempotencyKey(accountId, key, { statusCode: response.statusCode, body: response.body });
+  // The work is done: its answer goes to the client even when it cannot be recorded (a retry then continues the request).
+  // Unrecorded, it is marked interrupted if that still can be: a retry then continues the request and answers the same.
+  if (!(await completeIdempotencyKey(hold, { statusCode: response.statusCode, body: response.body }))) {
+    const freed = await interruptIdempotencyKey(hold);
+    logger.warn('could not record the answer of an idempotent request', { key_released_for_retry: freed });
+  }
   return response;
 }

@@ -28,7 +28,8 @@ import {
   type ReactionsInput,
 } from '#shared/messaging/reactions';
 import { MAX_EXTRAS_BYTES } from '#shared/messaging/size';
-import { newId, nowSeconds } from '#shared/util/ids';
+import type { Hold } from '#shared/data/idempotency';
+import { derivedId, newId, nowSeconds } from '#shared/util/ids';
 import { countMetric } from '#shared/util/metrics';
 
 const tooLarge = (param: string) =>
@@ -48,7 +49,11 @@ const tooLarge = (param: string) =>
 export async function sendMessage(
   who: Principal,
   input: { conversation_id: string; message: string; attachments?: AttachmentsInput },
+  idempotency?: Hold,
 ): Promise<Message> {
+  // A retry of a request whose first attempt committed meets its own message (same id) and answers it.
+  const sent = idempotency?.resumed && (await messages.findMessage(who, derivedId('msg', idempotency.createdMs, idempotency.generation)));
+  if (sent) return sent;
   const now = Date.now();
   const attachments = toAttachments(input.attachments);
   const extras = attachmentsBytes(attachments);
@@ -56,7 +61,7 @@ export async function sendMessage(
   const view = await findConversation(who, input.conversation_id);
   if (!view) throw notFound('conversation', input.conversation_id, 'conversation_id');
   const message: NewMessage = {
-    id: newId('msg', now),
+    id: idempotency ? derivedId('msg', idempotency.createdMs, idempotency.generation) : newId('msg', now),
     account_id: who.accountId,
     thread: threadOf(view),
     contact_id: who.contactId,
