@@ -1,13 +1,15 @@
 /**
  * The least a server can do for `GET /v1/messages?conversation_id=...&limit=10`
- * on the same DynamoDB Local: one strongly consistent GetItem for the token and
- * one Query of 11 items (the page and one more, to know whether there is a
- * next page), answered as JSON ids and texts. No validation, no authorizer,
+ * on the same DynamoDB Local, with the same class of calls as the handler: one
+ * strongly consistent GetItem for the token, one Query of 12 items (the
+ * conversation, the page's entries and one more, to know whether there is a
+ * next page) and one strong BatchGetItem of the page's messages from their
+ * thread, answered as JSON ids and texts. No validation, no authorizer,
  * no presentation: the yardstick the real handler's warm latency is divided by.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { hashToken } from '#shared/data/tokens';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
@@ -35,10 +37,25 @@ export async function startIdealServer(): Promise<{ url: string; stop: () => Pro
         },
         ScanIndexForward: false,
         ConsistentRead: true,
-        Limit: 11,
+        Limit: 12,
       }),
     );
-    const data = (page.Items ?? []).map((item) => ({ id: item.id, message: item.message }));
+    const entries = (page.Items ?? []).slice(1, 11);
+    const contents = entries.length
+      ? await db().send(
+          new BatchGetCommand({
+            RequestItems: {
+              [tableName()]: {
+                Keys: entries.map((e) =>
+                  keys.threadMessage.key({ acct: owner.accountId, thread: e.thread as string, msg: e.id as string }),
+                ),
+                ConsistentRead: true,
+              },
+            },
+          }),
+        )
+      : undefined;
+    const data = (contents?.Responses?.[tableName()] ?? []).map((item) => ({ id: item.id, message: item.message }));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ has_more: true, data }));
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));

@@ -106,7 +106,7 @@ async function api(): Promise<Row[]> {
     }
     return [
       {
-        what: 'GET /v1/messages?conversation_id (10 per page), warm mean latency over an ideal server (token GetItem + Query of 11, same DynamoDB Local)',
+        what: 'GET /v1/messages?conversation_id (10 per page), warm mean latency over an ideal server (token GetItem, Query of 12, BatchGetItem of the 10 messages; same DynamoDB Local)',
         value: `${(latency.real / latency.ideal).toFixed(2)}× (target ≤ ${MESSAGES_PAGE_TARGET})`,
       },
       await load(`${base}/v1/messages`, demo.token, 'POST /v1/messages (send)', {

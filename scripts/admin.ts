@@ -24,6 +24,7 @@ import { looksLikeId } from '#shared/util/ids';
 import { resetDb } from '#shared/db/client';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { useBackends } from './local/runtime.ts';
+import { migrateThreads } from './migrations/threads.ts';
 
 // The SDK warns about Node 20 on every client; Lambda runs the major in .nvmrc and the warning says nothing actionable here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -41,6 +42,7 @@ commands:
   token revoke   --id ID | --token T
   help           this text (also --help)
   credits add    --account A --amount N
+  migrate threads                            0.2 → 0.3: moves each 0.2 message into its thread (idempotent)
 
 target (default: the stack \`npm start\` is running, via ${RUNTIME_FILE}):
   --table NAME --region R   a deployed table (or set TABLE_NAME / AWS_REGION),
@@ -150,6 +152,11 @@ const commands: Record<string, Command> = {
       const accountId = await groupAccount(f);
       return { group_id: f.group, members: await groupMembers(accountId, f.group!) };
     },
+  },
+  'migrate threads': {
+    flags: [],
+    required: [],
+    run: async () => migrateThreads((line) => console.error(line)),
   },
   'token create': {
     flags: ['account', 'contact'],
