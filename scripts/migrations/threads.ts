@@ -70,7 +70,8 @@ export async function migrateThreads(log: (line: string) => void = () => undefin
             },
           },
         ],
-        locator!,
+        // The 0.2 locator is rewritten (0.3's adds the thread).
+        [locator![0], { Put: { ...locator![1].Put!, ConditionExpression: undefined } }],
       ]);
       if (failed.length === 0) moved++;
       else skipped++;

@@ -86,6 +86,9 @@ export const threadOf = (c: Pick<Conversation, 'owner_contact_id' | 'contact_id'
 
 export type ConversationTarget = { contactId: string } | { groupId: string };
 
+/** The id a conversation's guard is keyed by: its contact's or its group's. */
+export const targetIdOf = (t: ConversationTarget) => ('contactId' in t ? t.contactId : t.groupId);
+
 /** A new conversation as the interface documents it: not pinned, muted or archived, never active or opened. */
 export const newConversation = (owner: Owner, target: ConversationTarget): Conversation => ({
   id: newId('conv'),
@@ -110,7 +113,7 @@ export const newConversation = (owner: Owner, target: ConversationTarget): Conve
  * under races.
  */
 export async function putConversation(owner: Owner, target: ConversationTarget): Promise<{ conversation: Conversation; created: boolean }> {
-  const targetId = 'contactId' in target ? target.contactId : target.groupId;
+  const targetId = targetIdOf(target);
   const conversation = newConversation(owner, target);
   const failed = await transactNamed([
     ['guard', txPut({ ...targetKey(owner, targetId), conversation_id: conversation.id }, condition`attribute_not_exists(pk)`)],
@@ -151,7 +154,7 @@ export async function conversationIdsFor(accountId: string, users: string[], tar
  */
 export function openedByDelivery(owner: Owner, target: ConversationTarget, at: number, unread: boolean) {
   const conversation = { ...newConversation(owner, target), last_active_at: at, unread_count: unread ? 1 : 0 };
-  const targetId = 'contactId' in target ? target.contactId : target.groupId;
+  const targetId = targetIdOf(target);
   return {
     id: conversation.id,
     guard: txPut({ ...targetKey(owner, targetId), conversation_id: conversation.id }, condition`attribute_not_exists(pk)`),

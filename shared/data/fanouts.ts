@@ -68,10 +68,18 @@ export const retractionStart = (accountId: string, messageId: string): TransactI
       .when`attribute_exists(pk)`,
   );
 
-/** Records progress; false when the operation changed (a retraction began) or another run is further on. */
+/**
+ * Records progress, and that a run is alive (the pending time moves on, so
+ * the sweeper leaves a long fan-out to the run making it); false when the
+ * operation changed (a retraction began) or another run is further on.
+ */
 export const advanceFanout = (f: Fanout, next: number) =>
   conditionHeld(
-    updateItem(keyOf(f.accountId, f.messageId), update().set`done_count = ${next}`.when`stage = ${f.op} AND done_count < ${next}`),
+    updateItem(
+      keyOf(f.accountId, f.messageId),
+      update().set`done_count = ${next}, gsi2sk = ${keys.pendingFanouts.sortKey({ ms: Date.now() })}`
+        .when`stage = ${f.op} AND done_count < ${next}`,
+    ),
   );
 
 /** A finished delivery leaves the pending index (the record stays for a retraction); a finished retraction removes it. */

@@ -3,7 +3,7 @@ import { parseItem } from '#shared/db/item-schema';
 import { isRecord } from '#shared/util/object-schema';
 import { batchGet, txCheck, txDelete, txPut, txUpdate, type NamedItems, type TransactItem } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
-import { getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
+import { conditionHeld, getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { findConversation, toConversation, type Conversation } from '#shared/data/conversations';
@@ -158,7 +158,8 @@ export function participantParts(owner: Owner, conversationId: string, m: NewMes
         isNew,
       ),
     ],
-    [`locator:${owner.contactId}`, txPut({ ...locatorKey(owner, m.id), conversation_id: conversationId, thread: m.thread })],
+    // A participant has one locator per message: finding it means the message was delivered to them already.
+    [`locator:${owner.contactId}`, txPut({ ...locatorKey(owner, m.id), conversation_id: conversationId, thread: m.thread }, isNew)],
   ];
 }
 
@@ -378,8 +379,19 @@ export async function unreadEntries(
   return { unread, last: items.length < scan ? undefined : (items.at(-1)!.id as string) };
 }
 
-/** Transaction parts of reading one entry: the reader's read time, and the sender's first-read time on the message. */
+/** Transaction part: the message's first read by a participant other than its sender (the sender's read_at), if not set yet. */
+const firstRead = (accountId: string, m: { thread: string; id: string }, at: number) =>
+  txUpdate(contentKey(accountId, m.thread, m.id), update().set`read_at = if_not_exists(read_at, ${at})`.when`attribute_exists(pk)`);
+
+/**
+ * Transaction parts of reading one entry: the reader's read time and, in a
+ * one-to-one thread (whose message has one reader), the sender's first-read
+ * time on the message. A group's message would be written by every reader
+ * at once: there the first-read time is set after the transaction
+ * (`markFirstRead`), so readers never contend on it.
+ */
 export function readParts(owner: Owner, conversationId: string, entry: UnreadEntry, at: number): NamedItems {
+  const oneReader = entry.thread.includes('+');
   return [
     [
       `entry:${entry.id}`,
@@ -388,14 +400,24 @@ export function readParts(owner: Owner, conversationId: string, entry: UnreadEnt
         update().set`read_at = ${at}`.when`attribute_exists(pk) AND attribute_not_exists(read_at)`,
       ),
     ],
-    [
-      `content:${entry.id}`,
-      txUpdate(
-        contentKey(owner.accountId, entry.thread, entry.id),
-        update().set`read_at = if_not_exists(read_at, ${at})`.when`attribute_exists(pk)`,
-      ),
-    ],
+    ...(oneReader ? ([[`content:${entry.id}`, firstRead(owner.accountId, entry, at)]] as NamedItems) : []),
   ];
+}
+
+/** The sender's first-read time on group messages just read (the first reader's wins; a later one's condition fails, harmlessly). */
+export async function markFirstRead(accountId: string, entries: UnreadEntry[], at: number): Promise<void> {
+  await Promise.all(
+    entries
+      .filter((entry) => !entry.thread.includes('+'))
+      .map((entry) =>
+        conditionHeld(
+          updateItem(
+            contentKey(accountId, entry.thread, entry.id),
+            update().set`read_at = ${at}`.when`attribute_exists(pk) AND attribute_not_exists(read_at)`,
+          ),
+        ),
+      ),
+  );
 }
 
 /**

@@ -10,8 +10,13 @@ export const AGAIN: unique symbol = Symbol('again');
 export const backoff = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt) * Math.random()));
 
-/** A transaction DynamoDB cancelled only because another one touched the same items: nothing of it failed. */
+/**
+ * A transaction DynamoDB cancelled only because another one touched the same
+ * items, or a single-item write refused because a transaction held its item
+ * (TransactionConflictException): nothing of it was done.
+ */
 export function isTransactionConflict(error: unknown): boolean {
+  if ((error as { name?: string } | undefined)?.name === 'TransactionConflictException') return true;
   const codes = cancellationCodes(error);
   return (
     codes?.includes('TransactionConflict') === true && codes.every((c) => c === 'TransactionConflict' || c === 'None' || c === undefined)

@@ -8,6 +8,7 @@ import {
   deliveredInto,
   findConversation,
   openedByDelivery,
+  targetIdOf,
   unreadLess,
   type ConversationTarget,
 } from '#shared/data/conversations';
@@ -40,7 +41,6 @@ export interface Delivery {
   target: ConversationTarget;
 }
 
-const targetIdOf = (t: ConversationTarget) => ('contactId' in t ? t.contactId : t.groupId);
 
 /** One recipient's parts, into their conversation (or a new one); `readAt` when they have read past the message. */
 function recipientParts(recipient: Owner, conversationId: string | undefined, d: Delivery, readAt?: number): NamedItems {
@@ -71,7 +71,7 @@ export async function deliverTo(contactId: string, d: Delivery, also: NamedItems
   let conversationId = await conversationIdFor(recipient, targetIdOf(d.target));
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const failed = await transactNamed([...also, ...recipientParts(recipient, conversationId, d, readAt)]);
-    if (failed.length === 0 || failed.includes(`entry:${contactId}`)) return [];
+    if (failed.length === 0 || failed.includes(`entry:${contactId}`) || failed.includes(`locator:${contactId}`)) return [];
     const ours = failed.filter((name) => also.some(([n]) => n === name));
     if (ours.length > 0) return ours;
     // Their conversation was deleted or opened meanwhile, or they read past the message: look again.
@@ -162,8 +162,11 @@ export async function runFanout(accountId: string, messageId: string, deadline: 
   for (let i = f.next; i < f.recipients.length; i += CHUNK) {
     const chunk = f.recipients.slice(i, i + CHUNK);
     if (f.op === 'deliver') {
-      // The message was deleted: its retraction took the record over.
-      if (!(await deliverChunk(delivery, chunk))) return 'done';
+      // The message was deleted: its retraction takes the record over (or, if none was recorded, nothing is left to do).
+      if (!(await deliverChunk(delivery, chunk))) {
+        await finishFanout(f);
+        return 'done';
+      }
     } else {
       await inParallel(chunk, async (r) => void (await retractFrom(r, accountId, messageId)));
     }
@@ -182,8 +185,13 @@ export async function enqueueFanout(job: FanoutJob): Promise<void> {
 
 /** Runs a fan-out inline until the deadline, then hands the rest to the delivery worker (or, failing that, the sweeper). */
 export async function startFanout(accountId: string, messageId: string, deadline: number): Promise<void> {
-  if ((await runFanout(accountId, messageId, deadline)) !== 'more') return;
   const job: FanoutJob = { kind: 'fanout', accountId, messageId };
+  // The send (or delete) is committed with its record: whatever stops the inline run, the queue finishes it.
+  const inline = await runFanout(accountId, messageId, deadline).catch((error) => {
+    logger.warn('inline delivery stopped', { job, ...describeError(error) });
+    return 'more' as const;
+  });
+  if (inline !== 'more') return;
   logger.info('delivery continues asynchronously', { job });
   await enqueueFanout(job).catch((error) => logger.warn('delivery queueing deferred to the sweeper', { job, ...describeError(error) }));
 }

@@ -1,7 +1,7 @@
 import { transactNamed } from '#shared/db/batch';
 import type { Owner } from '#shared/db/keys';
 import { advanceReadThrough, unreadLess, type Conversation } from '#shared/data/conversations';
-import { readParts, unreadEntries, type UnreadEntry } from '#shared/data/messages';
+import { markFirstRead, readParts, unreadEntries, type UnreadEntry } from '#shared/data/messages';
 import { nowSeconds } from '#shared/util/ids';
 
 /**
@@ -21,7 +21,6 @@ const SCAN = 200;
 const PER_TRANSACTION = 49;
 /** Bounds a read of a very long unread range (SCAN entries a round). */
 const MAX_ROUNDS = 500;
-const ATTEMPTS = 4;
 
 /**
  * Reads every message of the conversation up to `through` (a message id,
@@ -54,12 +53,16 @@ async function readRange(owner: Owner, conversationId: string, from: string | nu
 /** False when the conversation is gone. */
 async function readBatch(owner: Owner, conversationId: string, batch: UnreadEntry[], at: number): Promise<boolean> {
   let pending = batch;
-  for (let attempt = 0; attempt < ATTEMPTS && pending.length > 0; attempt++) {
+  // Each failed attempt settles at least one entry, so this ends within the batch's size.
+  for (let attempt = 0; attempt <= batch.length && pending.length > 0; attempt++) {
     const failed = await transactNamed([
       ...pending.flatMap((entry) => readParts(owner, conversationId, entry, at)),
       ['view', unreadLess(owner, conversationId, pending.length)],
     ]);
-    if (failed.length === 0) return true;
+    if (failed.length === 0) {
+      await markFirstRead(owner.accountId, pending, at);
+      return true;
+    }
     if (failed.includes('view')) return false;
     // Read by a concurrent request, or retracted by its sender (the retraction counts it): leave those out.
     const settled = new Set(failed.map((name) => name.slice(name.indexOf(':') + 1)));
