@@ -41,7 +41,6 @@ export interface Delivery {
   target: ConversationTarget;
 }
 
-
 /** One recipient's parts, into their conversation (or a new one); `readAt` when they have read past the message. */
 function recipientParts(recipient: Owner, conversationId: string | undefined, d: Delivery, readAt?: number): NamedItems {
   const m = d.message;
