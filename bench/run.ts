@@ -77,7 +77,7 @@ async function load(url: string, token: string, title: string, options: Partial<
 }
 
 async function api(): Promise<Row[]> {
-  const stack = await startLocalRuntime({ messagingPort: 0, emailPort: null, workers: false });
+  const stack = await startLocalRuntime({ messagingPort: 0, emailPort: null, workers: false, rateLimits: false });
   const ideal = await startIdealServer();
   try {
     const demo = await seedDemo();
