@@ -224,6 +224,11 @@ export async function costs(): Promise<CostRow[]> {
     });
 
     const pool = startWorkers(backends.env, { waitSeconds: 1, run: billed });
+    let stopped = false;
+    const stopWorkers = async () => {
+      if (!stopped) await pool.stop();
+      stopped = true;
+    };
     let validated: Usage;
     try {
       validated = await measure(async () => {
@@ -232,13 +237,14 @@ export async function costs(): Promise<CostRow[]> {
         await call('email', 'POST', `/api/v1/emailList/${list}/emails`, JSON.stringify({ emails }));
         for (const until = performance.now() + 300_000; performance.now() < until;) {
           const status = (await unmetered(() => call('email', 'GET', `/api/v1/emailList/${list}`))).status;
-          if (status === 'completed') return;
+          // A worker records `completed` before it returns: its invocation ends, and is billed, when the workers stop.
+          if (status === 'completed') return stopWorkers();
           await new Promise((r) => setTimeout(r, 200));
         }
         throw new Error('the cost list did not complete within 5 minutes');
       });
     } finally {
-      await pool.stop();
+      await stopWorkers();
     }
     const sweeper = schedules.find((s) => s.name === 'sweeper')!;
     const idle = await measure(async () => {

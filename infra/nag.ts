@@ -88,7 +88,7 @@ export class AcknowledgedFindings implements IAspect {
     acknowledge(
       api,
       'AwsSolutions-COG4',
-      'Bearer tokens are issued by this service and checked by its TOKEN authorizer (contract: Authentication); there is no Cognito user pool.',
+      'Bearer tokens are issued by this service and checked by its TOKEN authorizer (docs/api-conventions.md, Authentication); there is no Cognito user pool.',
     );
     acknowledge(
       api,

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Aspects, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import type { UsagePlan } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -51,8 +50,6 @@ export class MessagingAndEmailValidationStack extends Stack {
   readonly monitoring: Monitoring;
   /** API Gateway's account-wide logging role, when this stack sets it. */
   readonly apiGatewayLogsRole: Role | undefined;
-  /** The usage plan accounts' keys start in (absent on LocalStack). */
-  readonly defaultAccountPlan: UsagePlan | undefined;
 
   constructor(scope: Construct, id: string, props: ServerlessMessagingStackProps = {}) {
     super(scope, id, props);
@@ -82,14 +79,14 @@ export class MessagingAndEmailValidationStack extends Stack {
       });
     }
 
-    this.defaultAccountPlan =
-      this.settings.target === 'aws'
-        ? defaultAccountPlan(
-            this,
-            [...this.apis.values()].map((built) => built.api),
-            this.settings,
-          )
-        : undefined;
+    // Per-account rate limits; LocalStack has no authorizer to name an account's key.
+    if (this.settings.target === 'aws') {
+      defaultAccountPlan(
+        this,
+        [...this.apis.values()].map((built) => built.api),
+        this.settings,
+      );
+    }
 
     for (const worker of workers) {
       const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps);
