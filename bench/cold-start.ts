@@ -15,7 +15,8 @@ import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../infra/bundle.ts';
 import { CloudAssembly } from '../scripts/local/cloud-assembly.ts';
-import { PINNED, importCpuMs, runtimeNode } from './import-cpu.ts';
+import { FIRST_REQUEST_FUNCTION, firstRequestSetup } from './first-request.ts';
+import { PINNED, importCpuMs, runtimeNode, scriptCpuMs } from './import-cpu.ts';
 
 export const COLD_START_TARGET = 1.15;
 /** Paired fresh processes per function: one pair's ratio varies by ±4% here even pinned to a core, so a median needs many. */
@@ -41,6 +42,8 @@ export interface ColdStartReport {
   functions: ColdStart[];
   /** The largest bundle's import with `--enable-source-maps` over without. */
   sourceMaps: { name: string; ratio: number; iqr: [number, number] };
+  /** Import plus the first request (one table read) over the floor's import plus the same read (bench/first-request.ts). */
+  firstRequest: { name: string; ratio: number; iqr: [number, number] };
 }
 
 /** The files a bundle's import reads: the entry and, transitively, the chunks it imports statically. */
@@ -101,9 +104,14 @@ class TaskDir {
   readonly path = join(this.parent, 'task');
 
   importCpuMs(node: string, bundle: Staged, nodeOptions: string): number {
+    return this.run(bundle, (file) => importCpuMs(node, file, nodeOptions));
+  }
+
+  /** `measure` gets the bundle's entry file while the bundle sits in the task directory. */
+  run(bundle: Staged, measure: (file: string) => number): number {
     renameSync(bundle.dir, this.path);
     try {
-      return importCpuMs(node, join(this.path, bundle.entry), nodeOptions);
+      return measure(join(this.path, bundle.entry));
     } finally {
       renameSync(this.path, bundle.dir);
     }
@@ -175,8 +183,23 @@ export async function coldStarts(): Promise<ColdStartReport> {
         () => task.importCpuMs(node, largest.bundle, '--enable-source-maps'),
       ),
     };
+    const measured = sized.find((b) => b.names.includes(FIRST_REQUEST_FUNCTION));
+    if (!measured) throw new Error(`no bundle for ${FIRST_REQUEST_FUNCTION} in the synthesized stack`);
+    const setup = await firstRequestSetup();
+    let firstRequest: ColdStartReport['firstRequest'];
+    try {
+      firstRequest = {
+        name: FIRST_REQUEST_FUNCTION,
+        ...pairedRatio(
+          () => task.run(floor, (file) => scriptCpuMs(node, setup.floorScript(file), measured.nodeOptions, setup.env)),
+          () => task.run(measured.bundle, (file) => scriptCpuMs(node, setup.functionScript(file), measured.nodeOptions, setup.env)),
+        ),
+      };
+    } finally {
+      await setup.stop();
+    }
     const nodeVersion = execFileSync(node, ['--version']).toString().trim();
-    return { nodeVersion, pinned: PINNED, floorKib: bundleKib(entryFile(floor)).kib, functions, sourceMaps };
+    return { nodeVersion, pinned: PINNED, floorKib: bundleKib(entryFile(floor)).kib, functions, sourceMaps, firstRequest };
   } finally {
     rmSync(out, { recursive: true, force: true });
     task.remove();

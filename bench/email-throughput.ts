@@ -73,7 +73,7 @@ export async function emailThroughput(): Promise<ThroughputResult> {
   );
   const dns = await startDnsServer(zones);
   Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
-  const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0 });
+  const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0, rateLimits: false });
   try {
     const demo = await seedDemo();
     const base = stack.emailUrl!;

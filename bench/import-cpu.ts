@@ -1,7 +1,9 @@
 /**
  * How the benches time a cold start: a bundle imported in a fresh `node`
  * process, on a given Node major's official binary (from the `node` package
- * on npm, kept in npx's cache, as `.ci/run` gets it).
+ * on npm, kept in npx's cache, as `.ci/run` gets it). This is import CPU on
+ * this machine, not Lambda's init: good for comparing bundles in one run, not
+ * for comparing runtimes (docs/performance.md, Runtime).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { DEPLOY_NODE_MAJOR } from '../infra/runtime.ts';
@@ -42,8 +44,17 @@ export const PINNED = pinned.length > 0;
 
 /** CPU milliseconds (all threads) a fresh process of `node` spends importing `file`. */
 export function importCpuMs(node: string, file: string, nodeOptions: string): number {
-  const script = `const c=process.cpuUsage();await import(${JSON.stringify(file)});const d=process.cpuUsage(c);console.log((d.user+d.system)/1e3)`;
-  const env = { ...process.env, NODE_OPTIONS: nodeOptions, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  return scriptCpuMs(
+    node,
+    `const c=process.cpuUsage();await import(${JSON.stringify(file)});const d=process.cpuUsage(c);console.log((d.user+d.system)/1e3)`,
+    nodeOptions,
+  );
+}
+
+/** Runs an ES module `script` in a fresh process of `node` (pinned as above); it prints its CPU milliseconds as its last line. */
+export function scriptCpuMs(node: string, script: string, nodeOptions: string, env: Record<string, string> = {}): number {
+  const fullEnv = { ...process.env, ...env, NODE_OPTIONS: nodeOptions, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
   const [command, ...args] = [...pinned, node, '--input-type=module', '-e', script];
-  return Number(execFileSync(command!, args, { env }).toString());
+  const lines = execFileSync(command!, args, { env: fullEnv }).toString().trim().split('\n');
+  return Number(lines[lines.length - 1]);
 }

@@ -6,7 +6,8 @@
  *   - warm latency of `GET /v1/messages` against an ideal server on the same
  *     DynamoDB Local (bench/ideal-server.ts), and throughput of the messaging
  *     API on the local server, driven by autocannon;
- *   - the email write path against raw BatchWriteItem (bench/email-throughput.ts).
+ *   - the email write path against raw BatchWriteItem (bench/email-throughput.ts);
+ *   - what operations cost on AWS, from the capacity, invocations and requests they use here (bench/cost.ts).
  * Prints Markdown tables; `--write` also replaces the block between the
  * `<!-- bench:table -->` markers of whichever Markdown file holds them.
  */
@@ -17,6 +18,7 @@ import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 import { COLD_START_TARGET, RUNS, coldStarts, type ColdStartReport } from './cold-start.ts';
 import { execFileSync } from 'node:child_process';
+import { costTable, type CostRow } from './cost.ts';
 import type { ThroughputResult } from './email-throughput.ts';
 import { startIdealServer } from './ideal-server.ts';
 
@@ -48,6 +50,10 @@ function coldStartRows(report: ColdStartReport): Row[] {
       what: `\`--enable-source-maps\` on the largest bundle (${report.sourceMaps.name}), import with it over without`,
       value: fmtRatio(report.sourceMaps),
     },
+    {
+      what: `First request: ${report.firstRequest.name} import plus one \`GET /v1/conversations/{id}\` (authorizer context, one table read), CPU time over the floor's import plus the same \`GetItem\``,
+      value: fmtRatio(report.firstRequest),
+    },
   ];
 }
 
@@ -77,7 +83,7 @@ async function load(url: string, token: string, title: string, options: Partial<
 }
 
 async function api(): Promise<Row[]> {
-  const stack = await startLocalRuntime({ messagingPort: 0, emailPort: null, workers: false });
+  const stack = await startLocalRuntime({ messagingPort: 0, emailPort: null, workers: false, rateLimits: false });
   const ideal = await startIdealServer();
   try {
     const demo = await seedDemo();
@@ -143,11 +149,31 @@ async function emailLists(): Promise<Row[]> {
   ];
 }
 
-// `--cold` and `--api` run one part alone (while working on it); --write needs the whole run.
-const only = process.argv.includes('--cold') ? 'cold' : process.argv.includes('--api') ? 'api' : undefined;
-if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold or --api)');
-const cold = only === 'api' ? undefined : await coldStarts();
-const rows = [...(cold ? coldStartRows(cold) : []), ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists())])];
+/** The cost of operations (bench/cost.ts), in its own process like the email lists. */
+function costs(): CostRow[] {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', '--json'], {
+    encoding: 'utf8',
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(out.slice(out.indexOf('['))) as CostRow[];
+}
+
+// `--cold`, `--api` and `--cost` run one part alone (while working on it); --write needs the whole run.
+const only = process.argv.includes('--cold')
+  ? 'cold'
+  : process.argv.includes('--api')
+    ? 'api'
+    : process.argv.includes('--cost')
+      ? 'cost'
+      : undefined;
+if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold, --api or --cost)');
+const cold = only === undefined || only === 'cold' ? await coldStarts() : undefined;
+const rows = [
+  ...(cold ? coldStartRows(cold) : []),
+  ...(only === undefined || only === 'api' ? [...(await api()), ...(await emailLists())] : []),
+];
+const cost = only === undefined || only === 'cost' ? costs() : undefined;
 const table = [
   `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function on the functions' Node major${cold?.pinned ? ', one core' : ''}, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
   '',
@@ -155,6 +181,7 @@ const table = [
   '|---|---|',
   ...rows.map((r) => `| ${r.what} | ${r.value} |`),
   ...(cold ? ['', coldStartTable(cold)] : []),
+  ...(cost ? ['', costTable(cost)] : []),
 ].join('\n');
 console.log(table);
 

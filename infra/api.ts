@@ -2,13 +2,13 @@ import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
+  ApiKeySourceType,
   AuthorizationType,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
-  type Method,
   RestApi,
   TokenAuthorizer,
   type IResource,
@@ -52,11 +52,10 @@ export interface BuiltApi {
   api: RestApi;
   /** Base URL without trailing slash; the route paths (`/v1/...`) are appended to it. */
   baseUrl: string;
-  authorizerFunction: Lambda;
+  /** Absent on LocalStack (`target=localstack`): the handlers resolve the token themselves. */
+  authorizerFunction: Lambda | undefined;
   fallbackFunction: Lambda;
   routeFunctions: Map<Route, Lambda>;
-  /** The unauthenticated ANY methods that reach the fallback. */
-  fallbackMethods: Method[];
   accessLogs: LogGroup;
 }
 
@@ -67,11 +66,19 @@ export const apiNames = (): ApiName[] => [...new Set(routes.map((r) => r.api))];
  * One REST API per `api` value of the route table: one Lambda and one method
  * per row. `logsRole` is API Gateway's account-wide CloudWatch role, which
  * the stage's logs need in place before it deploys.
+ *
+ * On AWS every route method sits behind the TOKEN authorizer and requires an
+ * API key that the authorizer supplies (`usageIdentifierKey`, the account's
+ * key): the usage plan holding that key throttles the account. On LocalStack
+ * (`target=localstack`) there is neither: its free edition runs no Lambda
+ * authorizer, and the handlers authenticate the token themselves
+ * (shared/http/authenticate.ts).
  */
 export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps, logsRole?: IDependable): BuiltApi {
   const prefix = pascalCase(apiName);
   const stack = Stack.of(scope);
   const cors = deps.settings.corsOrigins;
+  const onAws = deps.settings.target === 'aws';
   const accessLogs = new LogGroup(scope, `${prefix}AccessLogs`, { retention: LOG_RETENTION, removalPolicy: RemovalPolicy.DESTROY });
 
   const api = new RestApi(scope, `${prefix}Api`, {
@@ -79,9 +86,11 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
     endpointTypes: [EndpointType.REGIONAL],
     // The account-wide CloudWatch role is a singleton shared by every API in the region: the stack makes it once (logsRole).
     cloudWatchRole: false,
+    // The key a usage plan throttles by comes from the authorizer, never from a client's header.
+    apiKeySourceType: onAws ? ApiKeySourceType.AUTHORIZER : undefined,
     deployOptions: {
       stageName: STAGE_NAME,
-      // Shared by all callers of this API; see docs/operations.md (Limits).
+      // Shared by all callers of this API, a ceiling above the per-account usage plans; see docs/operations.md (Limits).
       throttlingRateLimit: deps.settings.throttle.rateLimit,
       throttlingBurstLimit: deps.settings.throttle.burstLimit,
       tracingEnabled: true,
@@ -109,18 +118,22 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
   // CORS_ORIGINS lets every function add the CORS headers to its own responses.
   const corsEnv: Record<string, string> = cors.length ? { [CORS_ENV]: cors.join(',') } : {};
   const apiEnv = { API_NAME: apiName, ...corsEnv };
-  const authorizerFunction = createFunction(scope, `${prefix}AuthorizerFn`, { ...authorizer, environment: apiEnv }, deps);
+  const authorizerFunction = onAws
+    ? createFunction(scope, `${prefix}AuthorizerFn`, { ...authorizer, environment: apiEnv }, deps)
+    : undefined;
   const fallbackFunction = createFunction(scope, `${prefix}FallbackFn`, { ...fallback, environment: apiEnv }, deps);
 
-  const tokenAuthorizer = new TokenAuthorizer(scope, `${prefix}TokenAuthorizer`, {
-    handler: authorizerFunction,
-    identitySource: IdentitySource.header('Authorization'),
-    // API Gateway answers 401 itself, invoking nothing, when the header cannot hold a token.
-    validationRegex: AUTHORIZATION_PATTERN.source,
-    // One invocation per token per TTL instead of one per request; a revocation takes up to
-    // that long. The authorizer allows the whole API, as a cached policy serves every route.
-    resultsCacheTtl: Duration.seconds(deps.settings.authCacheSeconds),
-  });
+  const tokenAuthorizer =
+    authorizerFunction &&
+    new TokenAuthorizer(scope, `${prefix}TokenAuthorizer`, {
+      handler: authorizerFunction,
+      identitySource: IdentitySource.header('Authorization'),
+      // API Gateway answers 401 itself, invoking nothing, when the header cannot hold a token.
+      validationRegex: AUTHORIZATION_PATTERN.source,
+      // One invocation per token per TTL instead of one per request; a revocation takes up to
+      // that long. The authorizer allows the whole API, as a cached policy serves every route.
+      resultsCacheTtl: Duration.seconds(deps.settings.authCacheSeconds),
+    });
 
   // One API-wide invoke permission instead of one per method keeps the fallback's resource policy small.
   const fallbackIntegration = new LambdaIntegration(fallbackFunction, { scopePermissionToMethod: false });
@@ -138,10 +151,13 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
   const routeFunctions = new Map<Route, Lambda>();
   for (const route of routes.filter((r) => r.api === apiName)) {
     const fn = createFunction(scope, `${pascalCase(route.handler)}Fn`, { ...route, environment: corsEnv }, deps);
-    resourceFor(route.path).addMethod(route.method, new LambdaIntegration(fn), {
-      authorizer: tokenAuthorizer,
-      authorizationType: AuthorizationType.CUSTOM,
-    });
+    resourceFor(route.path).addMethod(
+      route.method,
+      new LambdaIntegration(fn),
+      tokenAuthorizer
+        ? { authorizer: tokenAuthorizer, authorizationType: AuthorizationType.CUSTOM, apiKeyRequired: true }
+        : { authorizationType: AuthorizationType.NONE },
+    );
     routeFunctions.set(route, fn);
   }
 
@@ -149,10 +165,8 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
   // fallback (405) and unknown paths reach it through {proxy+} (404). Every
   // intermediate resource (/, /v1, ...) needs one too, or API Gateway answers 403.
   withFallback.add(api.root.addResource('{proxy+}'));
-  const fallbackMethods = [...withFallback].map((resource) =>
-    resource.addMethod('ANY', fallbackIntegration, { authorizationType: AuthorizationType.NONE }),
-  );
+  for (const resource of withFallback) resource.addMethod('ANY', fallbackIntegration, { authorizationType: AuthorizationType.NONE });
 
   const baseUrl = `https://${api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${STAGE_NAME}`;
-  return { api, baseUrl, authorizerFunction, fallbackFunction, routeFunctions, fallbackMethods, accessLogs };
+  return { api, baseUrl, authorizerFunction, fallbackFunction, routeFunctions, accessLogs };
 }

@@ -2,6 +2,7 @@ import { Annotations, Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { readValidatorConfig, VALIDATOR_ENV_VARS } from '../shared/email/validator/config.ts';
 import { CORS_ENV, corsOrigins } from '../shared/http/cors.ts';
+import { DEFAULT_ACCOUNT_LIMITS } from '../shared/rate-limits.ts';
 
 /**
  * What a deployer may choose at `cdk deploy` time, always as CDK context
@@ -13,8 +14,12 @@ import { CORS_ENV, corsOrigins } from '../shared/http/cors.ts';
 export interface DeploySettings {
   /** Validator settings for the functions that validate, by their environment variable names. */
   validator: Record<string, string>;
-  /** Stage-wide API Gateway throttle, per API: steady requests per second and burst. */
+  /** Stage-wide API Gateway throttle, per API: steady requests per second and burst, every account together. */
   throttle: { rateLimit: number; burstLimit: number };
+  /** Each account's default limit across both APIs (the usage plan every account's key starts in). */
+  accountThrottle: { rateLimit: number; burstLimit: number };
+  /** `aws`, or `localstack`: no Lambda authorizers and no usage plans (docs/deploying.md). */
+  target: DeployTarget;
   /** Lambda application log level (Lambda drops lines below it before they are stored). */
   logLevel: LogLevel;
   /** E-mail address subscribed to the alarm topic (a topic is created for it). */
@@ -34,7 +39,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 };
 
-/** A revoked token keeps working for at most this long (the contract's default). */
+export const DEPLOY_TARGETS = ['aws', 'localstack'] as const;
+export type DeployTarget = (typeof DEPLOY_TARGETS)[number];
+
+/** A revoked token keeps working for at most this long (docs/api-conventions.md, Authentication). */
 export const DEFAULT_AUTH_CACHE_SECONDS = 60;
 /** API Gateway's own ceiling for an authorizer's result cache. */
 export const MAX_AUTH_CACHE_SECONDS = 3600;
@@ -43,6 +51,9 @@ export const MAX_AUTH_CACHE_SECONDS = 3600;
 export const SETTING = {
   throttleRate: 'apiThrottleRate',
   throttleBurst: 'apiThrottleBurst',
+  accountRate: 'accountRateLimit',
+  accountBurst: 'accountBurstLimit',
+  target: 'target',
   logLevel: 'logLevel',
   alarmEmail: 'alarmEmail',
   alarmTopicArn: 'alarmTopicArn',
@@ -68,6 +79,11 @@ export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = proces
       rateLimit: number(context(SETTING.throttleRate), SETTING.throttleRate, DEFAULT_THROTTLE.rateLimit, false),
       burstLimit: number(context(SETTING.throttleBurst), SETTING.throttleBurst, DEFAULT_THROTTLE.burstLimit, true),
     },
+    accountThrottle: {
+      rateLimit: number(context(SETTING.accountRate), SETTING.accountRate, DEFAULT_ACCOUNT_LIMITS.rateLimit, false),
+      burstLimit: number(context(SETTING.accountBurst), SETTING.accountBurst, DEFAULT_ACCOUNT_LIMITS.burstLimit, true),
+    },
+    target: deployTarget(scope),
     logLevel: logLevel(context(SETTING.logLevel)),
     alarmEmail: email(context(SETTING.alarmEmail)),
     alarmTopicArn: topicArn(context(SETTING.alarmTopicArn)),
@@ -104,6 +120,17 @@ function validatorSettings(scope: Construct, context: (key: string) => string | 
     );
   }
   return chosen;
+}
+
+/** Where the stack is deployed: `-c target=localstack` for LocalStack, AWS otherwise. */
+export function deployTarget(scope: Construct): DeployTarget {
+  const raw: unknown = scope.node.tryGetContext(SETTING.target);
+  if (raw === undefined || raw === null || String(raw).trim() === '') return 'aws';
+  const value = String(raw).trim();
+  if (!(DEPLOY_TARGETS as readonly string[]).includes(value)) {
+    throw new DeploySettingError(`${SETTING.target} must be one of ${DEPLOY_TARGETS.join(', ')}, got '${value}'`);
+  }
+  return value as DeployTarget;
 }
 
 function cors(raw: string | undefined): string[] {

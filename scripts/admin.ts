@@ -15,23 +15,28 @@ import { parseArgs } from 'node:util';
 import { config, resetConfig } from '#shared/config';
 import { creditBalance } from '#shared/data/accounts';
 import { resumeAwaiting } from '#shared/email/credits';
-import { addCredits, createAccount, getAccount } from '#shared/data/accounts';
+import { addCredits, createAccount, getAccount, setAccountLimits } from '#shared/data/accounts';
 import { createContact, getContact } from '#shared/data/contacts';
 import { createGroup, getGroup, groupAccountOf } from '#shared/data/groups';
 import { addMember, groupMembers, MAX_GROUP_MEMBERS, removeMember } from '#shared/data/group-members';
 import { issueTokenWithId, listTokens, revokeToken, revokeTokenById, TOKEN_PATTERN } from '#shared/data/tokens';
 import { looksLikeId } from '#shared/util/ids';
 import { resetDb } from '#shared/db/client';
+import { MAX_RATE_LIMIT, type RateLimits } from '#shared/rate-limits';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { useBackends } from './local/runtime.ts';
 import { migrateThreads } from './migrations/threads.ts';
+import { UsagePlans } from './usage-plans.ts';
 
 // The SDK warns about Node 20 on every client; Lambda runs the major in .nvmrc and the warning says nothing actionable here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const USAGE = `usage: npm run -s admin -- <command> [flags]   (-s keeps npm's own banner off stdout)
 
 commands:
-  account create --name N [--credits C]
+  account create --name N [--credits C]     on AWS also gives the account its API key in the default usage plan
+  account limits --account A (--rate R --burst B | --default true)
+                                            the account's own rate limit across both APIs (requests/s, burst),
+                                            or back to the deployment's default
   contact create --account A --username U [--phone P] [--avatar-url URL]
   group create   --account A --name N
   group add-member    --group G --contact C [--account A]   up to ${MAX_GROUP_MEMBERS} members a group
@@ -47,6 +52,8 @@ commands:
 target (default: the stack \`npm start\` is running, via ${RUNTIME_FILE}):
   --table NAME --region R   a deployed table (or set TABLE_NAME / AWS_REGION),
                             using the normal AWS credential chain
+  --stack NAME              the deployed stack's name, for its usage plans
+                            (default: STACK_NAME, else serverless-messaging)
 
 Prints one JSON object on stdout. Exit codes: 0 ok, 1 not found/failure, 2 usage error.`;
 
@@ -92,13 +99,49 @@ async function requireAccount(accountId: string) {
   return account;
 }
 
+/** A positive number flag value (integer when `integer`), at most API Gateway's account limit, or a usage error. */
+function limit(flags: Flags, name: string, integer: boolean): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > MAX_RATE_LIMIT || (integer && !Number.isInteger(value))) {
+    throw usageError(`--${name} must be a positive ${integer ? 'integer' : 'number'} up to ${MAX_RATE_LIMIT}, got "${raw}"`);
+  }
+  return value;
+}
+
+/** Set when the target is a deployed stack: its usage plans carry the limits there. */
+let usagePlans: UsagePlans | undefined;
+
 const commands: Record<string, Command> = {
   'account create': {
     flags: ['name', 'credits'],
     required: ['name'],
     run: async (f) => {
       const account = await createAccount({ name: f.name!, credits: count(f, 'credits') });
-      return { account_id: account.account_id };
+      const plan = usagePlans ? await usagePlans.enable(account.account_id) : {};
+      return { account_id: account.account_id, ...plan };
+    },
+  },
+  'account limits': {
+    flags: ['account', 'rate', 'burst', 'default'],
+    required: ['account'],
+    run: async (f) => {
+      const own = f.rate !== undefined || f.burst !== undefined;
+      if (own === (f.default !== undefined) || (own && (f.rate === undefined || f.burst === undefined))) {
+        throw usageError('account limits needs --rate and --burst, or --default true');
+      }
+      if (f.default !== undefined && f.default !== 'true') throw usageError('--default takes only "true"');
+      const limits: RateLimits | undefined = own
+        ? { rateLimit: limit(f, 'rate', false)!, burstLimit: limit(f, 'burst', true)! }
+        : undefined;
+      await requireAccount(f.account!);
+      // The table first: the local gateway reads it, and it records the intent if the AWS calls fail halfway.
+      await setAccountLimits(f.account!, limits);
+      const plan = usagePlans ? await usagePlans.setLimits(f.account!, limits) : {};
+      // The default is a deploy setting (or npm start's ACCOUNT_RATE_LIMIT/ACCOUNT_BURST_LIMIT): not known here.
+      const ownLimits = limits ? { rate_limit: limits.rateLimit, burst_limit: limits.burstLimit } : null;
+      return { account_id: f.account!, own_limits: ownLimits, ...plan };
     },
   },
   'contact create': {
@@ -206,7 +249,7 @@ const commands: Record<string, Command> = {
   },
 };
 
-const GLOBAL_FLAGS = ['table', 'region'];
+const GLOBAL_FLAGS = ['table', 'region', 'stack'];
 const NUMERIC_FLAGS = ['credits', 'amount'];
 
 function parse(argv: string[]) {
@@ -281,6 +324,7 @@ function selectTarget(flags: Flags): void {
   console.error(`target: table ${process.env.TABLE_NAME} in ${process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION}`);
   resetConfig();
   resetDb();
+  usagePlans = new UsagePlans(flags.stack ?? process.env.STACK_NAME ?? 'serverless-messaging');
 }
 
 function finish(result: Record<string, unknown>, exitCode: number): void {

@@ -1,6 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { findPrincipal } from '#shared/data/tokens';
 import { bearerToken } from '#shared/http/authenticate';
+import { usageKeyValue } from '#shared/rate-limits';
 import { instrumented } from '#shared/util/invocation';
 
 /**
@@ -13,6 +14,9 @@ import { instrumented } from '#shared/util/invocation';
  * caches the policy per token (AUTH_CACHE_SECONDS) and applies the cached one
  * to every route, so an Allow for one method would deny the token's next call
  * to any other. A token's rights do not depend on the route.
+ *
+ * An Allow names the account's API key (`usageIdentifierKey`): the usage plan
+ * holding that key throttles the account, across both APIs (docs/operations.md, Rate limits).
  */
 export const handler = instrumented(async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
   const token = bearerToken(event.authorizationToken);
@@ -20,6 +24,7 @@ export const handler = instrumented(async (event: APIGatewayTokenAuthorizerEvent
   if (!principal) return policy('anonymous', 'Deny', wholeApi(event.methodArn));
   return {
     ...policy(principal.contactId, 'Allow', wholeApi(event.methodArn)),
+    usageIdentifierKey: usageKeyValue(principal.accountId),
     context: { accountId: principal.accountId, contactId: principal.contactId },
   };
 });

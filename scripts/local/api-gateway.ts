@@ -6,6 +6,7 @@ import { corsOrigins, preflightHeaders } from '#shared/http/cors';
 import { AUTHORIZATION_PATTERN } from '#shared/data/tokens';
 import { apiMethods, authorizer, DEFAULT_TIMEOUT_SECONDS, fallback, resolveRoute, STAGE_NAME, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
+import type { AccountRateLimiter } from './rate-limiter.ts';
 
 export interface HttpRequest {
   method: string;
@@ -22,8 +23,14 @@ const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
  * Emulates API Gateway REST with proxy integrations: route from the shared
  * route table, run the TOKEN authorizer, build the v1 proxy event, invoke the
  * real handler. Both the local server and the in-process tests go through it.
+ * With a `limiter`, an account over its rate limit gets the usage plan's 429.
  */
-export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker = invokeSource): Promise<APIGatewayProxyResult> {
+export async function dispatch(
+  api: ApiName,
+  request: HttpRequest,
+  run: Invoker = invokeSource,
+  limiter?: AccountRateLimiter,
+): Promise<APIGatewayProxyResult> {
   const invoke = async <T>(handler: string, event: unknown, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) =>
     (await run({ handler, api }, event, timeoutSeconds)) as T;
   const requestId = randomUUID();
@@ -57,6 +64,12 @@ export async function dispatch(api: ApiName, request: HttpRequest, run: Invoker 
   }
   // An explicit Deny anywhere in the policy wins, as in API Gateway.
   if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId, origin);
+  // The usage plan's place: after the authorizer named the account, before the integration runs.
+  const accountId = auth.context?.accountId;
+  if (limiter && typeof accountId === 'string') {
+    const admission = await limiter.admit(accountId);
+    if (!admission.admitted) return gatewayError('THROTTLED', requestId, origin, { 'Retry-After': String(admission.retryAfterSeconds) });
+  }
   return invoke(
     match.route.handler,
     {

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { ApiName } from '#shared/routes';
 import { dispatch } from './api-gateway.ts';
 import type { Invoker } from './lambda.ts';
+import type { AccountRateLimiter } from './rate-limiter.ts';
 
 const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve, reject) => {
@@ -18,8 +19,14 @@ export interface RunningApi {
   close: () => Promise<void>;
 }
 
-/** Serves one API over real HTTP on loopback through the API Gateway emulation. */
-export async function startApiServer(api: ApiName, port: number, host = '127.0.0.1', run?: Invoker): Promise<RunningApi> {
+/** Serves one API over real HTTP on loopback through the API Gateway emulation (rate-limited per account with a `limiter`). */
+export async function startApiServer(
+  api: ApiName,
+  port: number,
+  host = '127.0.0.1',
+  run?: Invoker,
+  limiter?: AccountRateLimiter,
+): Promise<RunningApi> {
   const server = createServer(async (req, res) => {
     try {
       const result = await dispatch(
@@ -31,6 +38,7 @@ export async function startApiServer(api: ApiName, port: number, host = '127.0.0
           body: await readBody(req),
         },
         run,
+        limiter,
       );
       res.writeHead(result.statusCode, result.headers as Record<string, string>);
       res.end(result.body);

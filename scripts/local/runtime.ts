@@ -9,6 +9,7 @@ import { invoke, type Invoker } from './lambda.ts';
 import { startDynamoDbLocal, type RunningService } from './dynamodb.ts';
 import { startEventSource } from './event-source.ts';
 import { startApiServer, type RunningApi } from './http-server.ts';
+import { accountRateLimiter } from './rate-limiter.ts';
 import { ensureQueues, ensureTable } from './resources.ts';
 import { startSqsEmulator } from './sqs.ts';
 
@@ -23,6 +24,8 @@ export interface LocalStackOptions {
   emailPort?: number | null;
   /** Run the queue workers like Lambda's event source mappings. */
   workers?: boolean;
+  /** Per-account rate limits, as the usage plans on AWS (default on; benches that load one account turn them off). */
+  rateLimits?: boolean;
 }
 
 export interface LocalStack {
@@ -125,14 +128,16 @@ export async function startLocalRuntime(options: LocalStackOptions = {}): Promis
       // The local queue starts empty: work it held before a stop or a crash is queued again from the table.
       await recoverAfterRestart();
     }
+    // One limiter for both servers: an account's limit counts its requests to either API, as one usage plan does on AWS.
+    const limiter = options.rateLimits === false ? undefined : accountRateLimiter();
     let messaging: RunningApi | undefined;
     if (options.messagingPort !== null) {
-      messaging = await startApiServer('messaging', options.messagingPort ?? 0);
+      messaging = await startApiServer('messaging', options.messagingPort ?? 0, undefined, undefined, limiter);
       stops.push(messaging.close);
     }
     let email: RunningApi | undefined;
     if (options.emailPort !== null) {
-      email = await startApiServer('email', options.emailPort ?? 0);
+      email = await startApiServer('email', options.emailPort ?? 0, undefined, undefined, limiter);
       stops.push(email.close);
     }
     return { env: backends.env, messagingUrl: messaging?.url, emailUrl: email?.url, stop };

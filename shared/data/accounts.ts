@@ -3,21 +3,31 @@ import { parseItem } from '#shared/db/item-schema';
 import type { TransactItem } from '#shared/db/batch';
 import { txUpdate } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
-import { getItem, putNew, unlessConditionFails, updateItem } from '#shared/db/items';
+import { conditionHeld, getItem, putNew, unlessConditionFails, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
+import type { RateLimits } from '#shared/rate-limits';
 
 export interface Account {
   account_id: string;
   name: string;
   /** Validation credit balance; absent means unlimited. */
   credits?: number;
+  /** The account's own rate limit across both APIs; absent: the deployment's default (shared/rate-limits.ts). */
+  rate_limits?: RateLimits;
   created_at: number;
 }
 
 // Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
 const accountItem = /* @__PURE__ */ (() =>
-  v.object({ account_id: v.string(), name: v.string(), credits: v.optional(v.number()), created_at: v.number() }))();
+  v.object({
+    account_id: v.string(),
+    name: v.string(),
+    credits: v.optional(v.number()),
+    rate_limit: v.optional(v.number()),
+    burst_limit: v.optional(v.number()),
+    created_at: v.number(),
+  }))();
 
 export async function createAccount(input: { name: string; credits?: number }): Promise<Account> {
   const account: Account = { account_id: newId('acct'), name: input.name, created_at: nowSeconds() };
@@ -29,8 +39,20 @@ export async function createAccount(input: { name: string; credits?: number }): 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
   const item = await getItem(keys.account.key({ acct: accountId }));
   if (!item) return undefined;
-  const { credits, ...account } = parseItem(accountItem, item);
-  return { ...account, ...(credits === undefined ? {} : { credits }) };
+  const { credits, rate_limit, burst_limit, ...account } = parseItem(accountItem, item);
+  return {
+    ...account,
+    ...(credits === undefined ? {} : { credits }),
+    ...(rate_limit === undefined || burst_limit === undefined ? {} : { rate_limits: { rateLimit: rate_limit, burstLimit: burst_limit } }),
+  };
+}
+
+/** Sets the account's own rate limits, or (undefined) goes back to the default; false when the account does not exist. */
+export async function setAccountLimits(accountId: string, limits: RateLimits | undefined): Promise<boolean> {
+  const changes = limits
+    ? update().set`rate_limit = ${limits.rateLimit}`.set`burst_limit = ${limits.burstLimit}`.when`attribute_exists(pk)`
+    : update().remove`rate_limit`.remove`burst_limit`.when`attribute_exists(pk)`;
+  return conditionHeld(updateItem(keys.account.key({ acct: accountId }), changes));
 }
 
 /** Adds to the balance atomically; returns undefined when the account does not exist. */

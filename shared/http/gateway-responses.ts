@@ -32,7 +32,16 @@ export const gatewayResponses = {
     statusCode: 429,
     type: 'rate_limit_error',
     code: 'rate_limited',
-    message: 'Too many requests',
+    message: 'Too many requests; retry after the number of seconds in Retry-After',
+    // API Gateway's response header is a fixed value: a token bucket refilled every second frees a request within one.
+    headers: { 'Retry-After': '1' },
+  },
+  // The account has no API key in a usage plan yet (docs/operations.md, Rate limits): an operator's step is missing.
+  INVALID_API_KEY: {
+    statusCode: 403,
+    type: 'invalid_request_error',
+    code: 'account_not_enabled',
+    message: 'This account is not enabled for the API yet; its operator must set its rate limits',
     headers: {},
   },
   DEFAULT_4XX: {
@@ -63,14 +72,21 @@ export const gatewayResponseBody = (type: GatewayResponseType) => {
  * threw or timed out), which falls back to DEFAULT_5XX with status 500.
  */
 export function gatewayError(
-  type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE' | 'DEFAULT_5XX',
+  type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'REQUEST_TOO_LARGE' | 'THROTTLED' | 'DEFAULT_5XX',
   requestId: string,
   origin?: string,
+  headers: Record<string, string> = {},
 ): APIGatewayProxyResult {
   const definition = gatewayResponses[type];
   return {
     statusCode: definition.statusCode ?? 500,
-    headers: { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...definition.headers, ...gatewayCorsHeaders(origin) },
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Request-Id': requestId,
+      ...definition.headers,
+      ...headers,
+      ...gatewayCorsHeaders(origin),
+    },
     body: JSON.stringify(gatewayResponseBody(type)),
   };
 }

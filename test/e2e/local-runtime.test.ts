@@ -311,6 +311,22 @@ describe('npm start and the admin command line', () => {
     const credits = await admin('credits', 'add', '--account', accountId, '--amount', '7');
     expect(credits).toMatchObject({ code: 0, json: { credits: 12 } });
 
+    // An account's own rate limit, read by npm start's gateway within a second: a burst of 1 refilled once in 1,000 s.
+    const [limited, noBurst, badRate] = await Promise.all([
+      admin('account', 'limits', '--account', accountId, '--rate', '0.001', '--burst', '1'),
+      admin('account', 'limits', '--account', accountId, '--rate', '5'),
+      admin('account', 'limits', '--account', accountId, '--rate', '0', '--burst', '1'),
+    ]);
+    expect(limited).toMatchObject({ code: 0, json: { account_id: accountId, own_limits: { rate_limit: 0.001, burst_limit: 1 } } });
+    expect(noBurst.code).toBe(2);
+    expect(badRate).toMatchObject({ code: 2, json: { error: { message: expect.stringMatching(/--rate/) } } });
+    await new Promise((r) => setTimeout(r, 1100)); // the gateway reads an account's limits again after a second
+    const statuses = [];
+    for (let i = 0; i < 2; i++) statuses.push((await call(base, 'GET', '/v1/conversations', token.json.token)).status);
+    expect(statuses).toEqual([200, 429]);
+    const back = await admin('account', 'limits', '--account', accountId, '--default', 'true');
+    expect(back).toMatchObject({ code: 0, json: { own_limits: null } });
+
     // Listed by id, contact and time, never the token itself; revoked by id.
     const listed = await admin('token', 'list', '--account', accountId);
     expect(listed.code).toBe(0);

@@ -91,7 +91,7 @@ function envOf(fn: IFunction): Record<string, unknown> {
 function allFunctions() {
   const rows: { fn: IFunction; table?: string; sends?: readonly QueueName[] }[] = [];
   for (const built of stack.apis.values()) {
-    rows.push({ fn: built.authorizerFunction, table: authorizer.table });
+    rows.push({ fn: built.authorizerFunction!, table: authorizer.table });
     rows.push({ fn: built.fallbackFunction });
     for (const [route, fn] of built.routeFunctions) rows.push({ fn, table: route.table, sends: route.sends });
   }
@@ -177,9 +177,11 @@ describe('Lambda functions', () => {
     expect(allFunctions()).toHaveLength(expected);
   });
 
-  it('runs every function on the Node major of .nvmrc, arm64, with the table name and without source maps at init', () => {
+  it('runs every function on nodejs24.x (the major of .nvmrc), arm64, with the table name and without source maps at init', () => {
+    // nodejs22.x is deprecated on 30 April 2027 (docs/testing.md, Why Node 24).
+    expect(DEPLOY_NODE_MAJOR).toBe(24);
     for (const { Properties: p } of Object.values(resources('AWS::Lambda::Function'))) {
-      expect(p.Runtime).toBe(`nodejs${DEPLOY_NODE_MAJOR}.x`);
+      expect(p.Runtime).toBe('nodejs24.x');
       expect(p.Architectures).toEqual(['arm64']);
       expect(p.MemorySize).toBe(256);
       // --enable-source-maps would load each bundle's map at every cold start (docs/performance.md).
@@ -209,7 +211,7 @@ describe('Lambda functions', () => {
 
   it('tells each function which API it serves, only for the authorizer and fallback', () => {
     for (const [api, built] of stack.apis) {
-      expect(envOf(built.authorizerFunction).API_NAME).toBe(api);
+      expect(envOf(built.authorizerFunction!).API_NAME).toBe(api);
       expect(envOf(built.fallbackFunction).API_NAME).toBe(api);
     }
   });
@@ -384,8 +386,45 @@ describe('REST APIs', () => {
         (a) => a.Properties.RestApiId.Ref === logicalId(built.api),
       );
       expect(own).toHaveLength(1);
-      expect(JSON.stringify(own[0]!.Properties.AuthorizerUri)).toContain(logicalId(built.authorizerFunction));
+      expect(JSON.stringify(own[0]!.Properties.AuthorizerUri)).toContain(logicalId(built.authorizerFunction!));
     }
+  });
+});
+
+describe('per-account rate limits (usage plans)', () => {
+  const plans = () => resources('AWS::ApiGateway::UsagePlan');
+
+  it('takes the API key from the authorizer on both APIs, and requires one on every route method only', () => {
+    for (const api of apiNames)
+      expect(resources('AWS::ApiGateway::RestApi')[logicalId(apiOf(api).api)]!.Properties.ApiKeySourceType).toBe('AUTHORIZER');
+    for (const m of methods()) {
+      const isRoute = m.authorizationType === 'CUSTOM';
+      // The fallback and the preflight need no key: they answer without the authorizer, reading nothing.
+      expect(m.httpMethod !== 'ANY' && m.httpMethod !== 'OPTIONS', `${m.httpMethod} ${m.path}`).toBe(isRoute);
+    }
+    const required = Object.values(resources('AWS::ApiGateway::Method')).filter((m) => m.Properties.ApiKeyRequired === true);
+    expect(required.map((m) => m.Properties.AuthorizationType)).toEqual(routes.map(() => 'CUSTOM'));
+  });
+
+  it('puts both APIs in one default plan at 50 requests/s with bursts of 100 per key, across both stages', () => {
+    const all = Object.values(plans());
+    expect(all).toHaveLength(1);
+    const plan = all[0]!.Properties;
+    expect(plan.Throttle).toEqual({ RateLimit: 50, BurstLimit: 100 });
+    expect(plan.UsagePlanName).toBe('test-stack-accounts-default');
+    expect(plan.ApiStages.map((s: Cfn) => s.ApiId.Ref).sort()).toEqual(apiNames.map((a) => logicalId(apiOf(a).api)).sort());
+    for (const s of plan.ApiStages) expect(s.Stage).toEqual({ Ref: expect.stringMatching(/DeploymentStageprod/) });
+    // Keys are runtime data (one per account, made by the admin command line), never part of the template.
+    template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+    template.hasOutput('DefaultAccountUsagePlanId', { Value: { Ref: Object.keys(plans())[0] } });
+  });
+
+  it('takes the default per-account limit from the deploy settings', () => {
+    const { template: custom } = synthStack({ accountRateLimit: '5', accountBurstLimit: '7' }, 'AccountLimits');
+    const [plan] = Object.values(custom.findResources('AWS::ApiGateway::UsagePlan')) as { Properties: Cfn }[];
+    expect(plan!.Properties.Throttle).toEqual({ RateLimit: 5, BurstLimit: 7 });
+    expect(() => synthStack({ accountBurstLimit: '1.5' }, 'BadBurst')).toThrow(/accountBurstLimit/);
+    expect(() => synthStack({ accountRateLimit: '-1' }, 'BadRate')).toThrow(/accountRateLimit/);
   });
 });
 
@@ -412,7 +451,7 @@ describe('gateway responses', () => {
     const responses = byType();
     const expected: Record<string, { status?: string; type: string; code?: string }> = {
       REQUEST_TOO_LARGE: { status: '413', type: 'invalid_request_error', code: 'body_too_large' },
-      THROTTLED: { status: '429', type: 'rate_limit_error' },
+      THROTTLED: { status: '429', type: 'rate_limit_error', code: 'rate_limited' },
       DEFAULT_4XX: { type: 'invalid_request_error' },
       DEFAULT_5XX: { type: 'api_error', code: 'internal_error' },
     };
@@ -423,6 +462,8 @@ describe('gateway responses', () => {
       expect(body(p).error.type).toBe(want.type);
       if (want.code) expect(body(p).error.code).toBe(want.code);
     }
+    // A usage plan's (or the stage's) throttle: the client is told when to try again.
+    expect(responses.THROTTLED.ResponseParameters['gatewayresponse.header.Retry-After']).toBe("'1'");
     for (const p of Object.values(responses)) {
       expect(p.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/json'");
       expect(p.ResponseParameters['gatewayresponse.header.X-Request-Id']).toBe('context.requestId');

@@ -194,6 +194,8 @@ describe('cdk synth', () => {
         new SendMessageCommand({ QueueUrl: urls.deadLetters, MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: [valid] }) }),
       );
       await eventually(() => queueEmpty(urls.deadLetters));
+      // The emulator's counts can read empty before the event source has taken the message: wait for the invocation itself.
+      await eventually(async () => [...invoked].some((id) => id.startsWith('ValidationDeadLettersWorkerFn')));
       await expect(invoke({ handler: 'workers/sweeper' }, {}, 60)).resolves.toMatchObject({ resent: expect.any(Number) });
     });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handler } from '#functions/auth/authorizer';
+import { usageKeyValue } from '#shared/rate-limits';
 import { aTenant } from '../steps/given.ts';
 
 const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/v1/conversations';
@@ -15,6 +16,15 @@ describe('TOKEN authorizer', () => {
     expect(result.context).toEqual({ accountId: t.accountId, contactId: t.contactIds.alice });
   });
 
+  it("names the account's API key, so that the usage plan holding it throttles that account alone", async () => {
+    const [a, b] = [await aTenant(), await aTenant()];
+    const [forA, forB] = [await authorize(`Bearer ${a.token}`), await authorize(`Bearer ${b.token}`)];
+    // API Gateway key values: 20 to 128 alphanumeric characters, one per account.
+    expect(forA.usageIdentifierKey).toMatch(/^[A-Za-z0-9]{20,128}$/);
+    expect(forA.usageIdentifierKey).toBe(usageKeyValue(a.accountId));
+    expect(forB.usageIdentifierKey).not.toBe(forA.usageIdentifierKey);
+  });
+
   it('denies an unknown, malformed or missing token on the whole API, without failing (no function error to alarm on)', async () => {
     for (const header of [`Bearer tok_${'x'.repeat(43)}`, 'Basic abc', '']) {
       const result = await authorize(header);
@@ -22,6 +32,7 @@ describe('TOKEN authorizer', () => {
         { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
       ]);
       expect(result.context).toBeUndefined();
+      expect(result.usageIdentifierKey).toBeUndefined();
     }
   });
 });

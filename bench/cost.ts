@@ -1,0 +1,304 @@
+/**
+ * What each operation costs on AWS, computed from what the code does here:
+ * every DynamoDB call of the run asks for its consumed capacity
+ * (`ReturnConsumedCapacity: TOTAL`), every function invocation is counted and
+ * timed (handler time on this machine: an estimate of Lambda's billed
+ * duration), every request through the gateway is an API Gateway request,
+ * and every SQS call is counted. A sample of each operation is run and scaled
+ * to the quantities priced; the code decides what a request does, so a change
+ * of the send path (delivery to every participant, for one) changes the
+ * figures without a change here.
+ *
+ * Run alone with `npx tsx bench/cost.ts`; `npm run bench` runs it in its own process.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { db } from '#shared/db/client';
+import { MEMORY_MB, schedules, workers } from '#shared/routes';
+import { sqsClient } from '#shared/util/sqs';
+import { MessagingAndEmailValidationStack } from '../infra/stack.ts';
+import { dispatch } from '../scripts/local/api-gateway.ts';
+import { startDnsServer } from '../scripts/local/dns-server.ts';
+import { invoke, type Invoker } from '../scripts/local/lambda.ts';
+import { startBackends, startWorkers, useBackends } from '../scripts/local/runtime.ts';
+import { seedDemo, type DemoSeed } from '../scripts/local/seed.ts';
+
+/** us-east-1 list prices (USD), free tiers left out. */
+export const PRICES = {
+  date: '2026-11-25',
+  source:
+    'AWS pricing pages, us-east-1, as the project records them (DynamoDB on-demand after the November 2024 reduction); not fetched by the bench',
+  lambdaPerRequest: 0.2 / 1e6,
+  lambdaPerGbSecondArm: 0.0000133334,
+  apiGatewayRestPerRequest: 3.5 / 1e6,
+  dynamoPerWriteUnit: 0.625 / 1e6,
+  dynamoPerReadUnit: 0.125 / 1e6,
+  sqsPerRequest: 0.4 / 1e6,
+  alarmPerMonth: 0.1,
+  dashboardPerMonth: 3,
+};
+
+/** NeverBounce's list price for 1,000 verifications, beside ours. */
+export const NEVERBOUNCE_PER_1000 = 4;
+
+const SAMPLE = Number(process.env.BENCH_COST_SAMPLE ?? 200);
+const LIST_SAMPLE = 100;
+const SWEEPER_RUNS = 5;
+const MINUTES_PER_MONTH = 60 * 24 * 30;
+
+interface Usage {
+  readUnits: number;
+  writeUnits: number;
+  invocations: number;
+  /** Lambda bills each invocation by the millisecond, rounded up. */
+  billedMs: number;
+  apiRequests: number;
+  sqsRequests: number;
+}
+
+const empty = (): Usage => ({ readUnits: 0, writeUnits: 0, invocations: 0, billedMs: 0, apiRequests: 0, sqsRequests: 0 });
+let usage = empty();
+/** Work done inside `unmetered()` (the bench waiting for a list) is not the operation's, whatever runs beside it. */
+const bench = new AsyncLocalStorage<true>();
+const unmetered = <T>(work: () => Promise<T>) => bench.run(true, work);
+const metered = () => bench.getStore() === undefined;
+
+const READS = /^(Get|BatchGet|Query|Scan|TransactGet)/;
+type Capacity = { CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number };
+
+function meterDynamoDb(): void {
+  db().middlewareStack.add(
+    (next, context) => async (args) => {
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+      const out = await next(args);
+      if (!metered()) return out;
+      const command = String(context.commandName ?? '');
+      const consumed = (out.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity;
+      // DynamoDB bills a transaction's items twice (prepare and commit); DynamoDB Local reports them once.
+      const factor = command.startsWith('Transact') ? 2 : 1;
+      for (const c of [consumed ?? []].flat()) {
+        const units = (c.CapacityUnits ?? (c.ReadCapacityUnits ?? 0) + (c.WriteCapacityUnits ?? 0)) * factor;
+        if (READS.test(command)) usage.readUnits += units;
+        else usage.writeUnits += units;
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'bench-consumed-capacity' },
+  );
+}
+
+async function meterSqs(): Promise<void> {
+  (await sqsClient()).middlewareStack.add(
+    (next) => async (args) => {
+      if (metered()) usage.sqsRequests += 1;
+      return next(args);
+    },
+    { step: 'initialize', name: 'bench-sqs-requests' },
+  );
+}
+
+/** Runs a function as Lambda would and bills it; an event source batch also costs its ReceiveMessage and DeleteMessageBatch. */
+const billed: Invoker = async (fn, event, timeoutSeconds) => {
+  const started = performance.now();
+  try {
+    return await invoke(fn.handler, event, timeoutSeconds);
+  } finally {
+    if (metered()) {
+      usage.invocations += 1;
+      usage.billedMs += Math.ceil(performance.now() - started);
+      if (workers.some((w) => w.handler === fn.handler)) usage.sqsRequests += 2;
+    }
+  }
+};
+
+/** A request through the gateway, with the authorizer's answer cached as on AWS (AUTH_CACHE_SECONDS): it is not invoked per request. */
+function caller(tenant: DemoSeed) {
+  const cachedAuthorizer: Invoker = async (fn, event, timeoutSeconds) =>
+    fn.handler === 'auth/authorizer'
+      ? {
+          principalId: tenant.userContactId,
+          policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }] },
+          context: { accountId: tenant.accountId, contactId: tenant.userContactId },
+        }
+      : billed(fn, event, timeoutSeconds);
+  return async (api: 'messaging' | 'email', method: string, url: string, body?: string, contentType = 'application/json') => {
+    if (metered()) usage.apiRequests += 1;
+    const res: APIGatewayProxyResult = await dispatch(
+      api,
+      {
+        method,
+        url,
+        headers: { authorization: `Bearer ${tenant.token}`, ...(body ? { 'content-type': contentType } : {}) },
+        body: body ?? '',
+      },
+      cachedAuthorizer,
+    );
+    if (res.statusCode >= 300) throw new Error(`${method} ${url} answered ${res.statusCode}: ${res.body}`);
+    return JSON.parse(res.body) as Record<string, unknown>;
+  };
+}
+
+/** Runs `work` with fresh meters; returns what it used. */
+async function measure(work: () => Promise<void>): Promise<Usage> {
+  usage = empty();
+  await work();
+  const used = usage;
+  usage = empty();
+  return used;
+}
+
+const dollars = (u: Usage) => ({
+  dynamodb: u.readUnits * PRICES.dynamoPerReadUnit + u.writeUnits * PRICES.dynamoPerWriteUnit,
+  lambda: u.invocations * PRICES.lambdaPerRequest + (u.billedMs / 1000) * (MEMORY_MB / 1024) * PRICES.lambdaPerGbSecondArm,
+  apiGateway: u.apiRequests * PRICES.apiGatewayRestPerRequest,
+  sqs: u.sqsRequests * PRICES.sqsPerRequest,
+});
+
+export interface CostRow {
+  what: string;
+  sample: string;
+  /** Per the priced quantity. */
+  usage: Usage;
+  cost: ReturnType<typeof dollars> & { other?: number; total: number };
+  note?: string;
+}
+
+const scaled = (u: Usage, factor: number): Usage =>
+  Object.fromEntries(Object.entries(u).map(([k, v]) => [k, v * factor])) as unknown as Usage;
+
+function row(what: string, sample: string, used: Usage, factor: number, other = 0, note?: string): CostRow {
+  const u = scaled(used, factor);
+  const d = dollars(u);
+  return {
+    what,
+    sample,
+    usage: u,
+    cost: { ...d, ...(other ? { other } : {}), total: d.dynamodb + d.lambda + d.apiGateway + d.sqs + other },
+    note,
+  };
+}
+
+/** The alarms and dashboards the stack deploys, counted in its template (bundling skipped). */
+function monitoringResources(): { alarms: number; dashboards: number } {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new MessagingAndEmailValidationStack(app, 'CostStack', { stackName: 'cost' });
+  const template = Template.fromStack(stack);
+  return {
+    alarms: Object.keys(template.findResources('AWS::CloudWatch::Alarm')).length,
+    dashboards: Object.keys(template.findResources('AWS::CloudWatch::Dashboard')).length,
+  };
+}
+
+export async function costs(): Promise<CostRow[]> {
+  const domains = Array.from({ length: 10 }, (_, i) => `d${i}.cost`);
+  const dns = await startDnsServer(
+    Object.fromEntries(
+      domains.flatMap((d) => [
+        [d, { mx: [{ priority: 10, exchange: `mx.${d}` }] }],
+        [`mx.${d}`, { a: ['127.0.0.1'] }],
+      ]),
+    ),
+  );
+  Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
+  const backends = await startBackends();
+  try {
+    useBackends(backends.env);
+    meterDynamoDb();
+    await meterSqs();
+    const tenant = await seedDemo();
+    const call = caller(tenant);
+    const form = 'application/x-www-form-urlencoded';
+    const conversation = (await call('messaging', 'POST', '/v1/conversations', `contact_id=${tenant.contactIds.bob}`, form)).id as string;
+    // Warm: the first call of each path loads modules and fills per-container caches, as a warm Lambda has.
+    await call('messaging', 'POST', '/v1/messages', `conversation_id=${conversation}&message=warm`, form);
+    await call('messaging', 'GET', `/v1/messages?conversation_id=${conversation}&limit=10`);
+
+    const send = await measure(async () => {
+      for (let i = 0; i < SAMPLE; i++)
+        await call('messaging', 'POST', '/v1/messages', `conversation_id=${conversation}&message=cost${i}`, form);
+    });
+    const read = await measure(async () => {
+      for (let i = 0; i < SAMPLE; i++) await call('messaging', 'GET', `/v1/messages?conversation_id=${conversation}&limit=10`);
+    });
+
+    const pool = startWorkers(backends.env, { waitSeconds: 1, run: billed });
+    let stopped = false;
+    const stopWorkers = async () => {
+      if (!stopped) await pool.stop();
+      stopped = true;
+    };
+    let validated: Usage;
+    try {
+      validated = await measure(async () => {
+        const list = (await call('email', 'POST', '/api/v1/emailList', JSON.stringify({ name: 'cost' }))).id as number;
+        const emails = Array.from({ length: LIST_SAMPLE }, (_, i) => `user${i}@${domains[i % domains.length]}`);
+        await call('email', 'POST', `/api/v1/emailList/${list}/emails`, JSON.stringify({ emails }));
+        for (const until = performance.now() + 300_000; performance.now() < until;) {
+          const status = (await unmetered(() => call('email', 'GET', `/api/v1/emailList/${list}`))).status;
+          // A worker records `completed` before it returns: its invocation ends, and is billed, when the workers stop.
+          if (status === 'completed') return stopWorkers();
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        throw new Error('the cost list did not complete within 5 minutes');
+      });
+    } finally {
+      await stopWorkers();
+    }
+    const sweeper = schedules.find((s) => s.name === 'sweeper')!;
+    const idle = await measure(async () => {
+      for (let i = 0; i < SWEEPER_RUNS; i++) await billed({ handler: sweeper.handler }, {}, sweeper.timeoutSeconds);
+    });
+    const monitoring = monitoringResources();
+    const fixed = monitoring.alarms * PRICES.alarmPerMonth + monitoring.dashboards * PRICES.dashboardPerMonth;
+    return [
+      row('1,000,000 messages sent (`POST /v1/messages`)', `${SAMPLE} sent`, send, 1e6 / SAMPLE),
+      row('1,000,000 message pages read (`GET /v1/messages`, 10 per page)', `${SAMPLE} read`, read, 1e6 / SAMPLE),
+      row(
+        '1,000 emails validated through a list (DNS mode, `SMTP_PROBE=off`)',
+        `${LIST_SAMPLE} addresses on ${domains.length} domains, one add, until \`completed\``,
+        validated,
+        1000 / LIST_SAMPLE,
+        0,
+        `NeverBounce: $${NEVERBOUNCE_PER_1000.toFixed(2)} per 1,000`,
+      ),
+      row(
+        'One month of an idle deployment (alarms, dashboard, the sweeper every minute)',
+        `${SWEEPER_RUNS} sweeper runs on an idle table; ${monitoring.alarms} alarms, ${monitoring.dashboards} dashboard`,
+        idle,
+        MINUTES_PER_MONTH / SWEEPER_RUNS,
+        fixed,
+        'EventBridge scheduled rules are free; the event sources’ idle polling of SQS is not included',
+      ),
+    ];
+  } finally {
+    await backends.stop();
+    await dns.stop();
+  }
+}
+
+const money = (n: number) => (n >= 1 ? `$${n.toFixed(2)}` : n >= 0.01 ? `$${n.toFixed(3)}` : `$${n.toFixed(5)}`);
+
+export function costTable(rows: CostRow[]): string {
+  const intFmt = (n: number) => Math.round(n).toLocaleString('en-US');
+  return [
+    `AWS cost, from this run's consumed capacity, invocations and requests, at ${PRICES.source} (${PRICES.date}); Lambda durations are handler time measured here (an estimate), at ${MEMORY_MB} MB arm64; the authorizer's answer is cached as deployed, so it is not invoked per request.`,
+    '',
+    '| operation | measured on | DynamoDB RRU / WRU | Lambda invocations / GB-s | API Gateway requests | SQS requests | DynamoDB | Lambda | API Gateway | SQS | other | total |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const u = r.usage;
+      const gbs = (u.billedMs / 1000) * (MEMORY_MB / 1024);
+      return `| ${r.what} | ${r.sample} | ${intFmt(u.readUnits)} / ${intFmt(u.writeUnits)} | ${intFmt(u.invocations)} / ${intFmt(gbs)} | ${intFmt(u.apiRequests)} | ${intFmt(u.sqsRequests)} | ${money(r.cost.dynamodb)} | ${money(r.cost.lambda)} | ${money(r.cost.apiGateway)} | ${money(r.cost.sqs)} | ${r.cost.other ? money(r.cost.other) : '–'} | **${money(r.cost.total)}**${r.note ? ` (${r.note})` : ''} |`;
+    }),
+  ].join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.env.LOG_LEVEL ??= 'silent';
+  const rows = await costs();
+  if (process.argv.includes('--json')) console.log(JSON.stringify(rows));
+  else console.log(costTable(rows));
+  process.exit(0);
+}
