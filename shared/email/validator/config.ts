@@ -152,7 +152,9 @@ function heloName(raw: string | undefined): string {
   if (!present(raw)) return DEFAULT_HELO_NAME;
   const value = raw.trim();
   const literal = /^\[([^\]]+)\]$/.exec(value);
-  const ok = literal ? net.isIP(literal[1]!) !== 0 : /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(value);
+  const ok = literal
+    ? net.isIP(literal[1]!) !== 0
+    : /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(value);
   if (!ok) throw new ValidatorConfigError(`SMTP_HELO_NAME must be a host name or an address literal like '[192.0.2.1]', got '${raw}'`);
   return value;
 }

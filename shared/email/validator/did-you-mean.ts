@@ -1,4 +1,3 @@
-import { isDisposableDomain, isFreeProvider } from './mailbox-providers.ts';
 import { placeDomain } from './public-suffix.ts';
 
 /**
@@ -9,11 +8,13 @@ import { placeDomain } from './public-suffix.ts';
  * dependency: Mailcheck itself is unmaintained and browser-shaped, and the
  * whole logic is the distance below plus two tables.
  *
- * Never suggests anything for a domain that is itself a known mailbox
- * provider or throwaway service (ymail.com is not a typo of gmail.com), nor
- * for a popular domain itself. The edit allowance grows with the length of
+ * Never suggests anything for a popular domain itself, nor for the real
+ * mailbox providers within an edit or two of one (REAL_NEIGHBOURS: ymail.com
+ * is not a typo of gmail.com). The provider and disposable lists cannot be
+ * that guard: both carry typo domains on purpose (gmial.com is a
+ * "disposable" trap in mailchecker, gmail.co a "provider" in email-providers). The edit allowance grows with the length of
  * the popular name, so short real domains (ge.com, aon.com) are left alone.
- * `prepareProfile` first (it loads the lists this reads).
+ * `prepareProfile` first (the Public Suffix List checks a corrected TLD).
  */
 
 /** The domains most addresses are at; a typo of one of these is worth a suggestion. */
@@ -53,6 +54,23 @@ export const POPULAR_DOMAINS = [
   '163.com',
   'naver.com',
 ] as const;
+
+/**
+ * Real providers within reach of a popular domain: every domain of the free
+ * provider list that the matcher below would correct, reviewed by hand and
+ * kept when it is a service of its own rather than a typo trap.
+ */
+const REAL_NEIGHBOURS = new Set([
+  'email.com',
+  'mail.com',
+  'hotmail.gr',
+  'yahoo.gr',
+  'protonmail.ch',
+  'y7mail.com',
+  'prontomail.com',
+  'liberto.it',
+  'aver.com',
+]);
 
 /** Top-level domains typed for `.com` (and a few for `.net`, `.org`): none of them exists. */
 const TLD_TYPOS: Record<string, string> = {
@@ -95,8 +113,7 @@ export function editDistance(a: string, b: string, limit = 3): number {
 
 /** The corrected domain, or undefined. `asciiDomain` is lower-case A-label form. */
 export function suggestDomain(asciiDomain: string): string | undefined {
-  if ((POPULAR_DOMAINS as readonly string[]).includes(asciiDomain)) return undefined;
-  if (isFreeProvider(asciiDomain) || isDisposableDomain(asciiDomain)) return undefined;
+  if ((POPULAR_DOMAINS as readonly string[]).includes(asciiDomain) || REAL_NEIGHBOURS.has(asciiDomain)) return undefined;
 
   // A popular domain within reach, by the length of its name: none for names of
   // four letters or fewer (aol.com and aon.com are both real), one edit from

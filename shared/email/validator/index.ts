@@ -23,7 +23,15 @@ export {
   type SmtpProbeMode,
   SMTP_PROBE_MODES,
 } from './config.ts';
-export { SCORE_WEIGHTS, INVALID_SCORE_CAP, RISKY_SCORE_CAP, computeScore, scoreSignals, type ScoreSignal, type ScoreSignals } from './score.ts';
+export {
+  SCORE_WEIGHTS,
+  INVALID_SCORE_CAP,
+  RISKY_SCORE_CAP,
+  computeScore,
+  scoreSignals,
+  type ScoreSignal,
+  type ScoreSignals,
+} from './score.ts';
 export { ROLE_CATEGORIES, roleCategory, isRoleAccount, type RoleCategory } from './roles.ts';
 export { profileAddress, prepareProfile, canonicalEmail, splitAlias, type AddressProfile } from './address-profile.ts';
 export { isFreeProvider, isDisposableDomain, loadMailboxProviders } from './mailbox-providers.ts';

@@ -49,8 +49,6 @@ const RCPT_PER_ENVELOPE = 50;
 const RCPT_PER_SESSION = 200;
 /** A session that breaks mid-dialog gives its current address this many chances. */
 const MAX_ATTEMPTS = 2;
-/** A catch-all test that got no final answer is asked again after this long. */
-const UNDECIDED_KEEP_MS = 60_000;
 
 export class MailboxProber {
   private readonly queues = new Map<string, HostQueue>();
@@ -167,7 +165,8 @@ export class MailboxProber {
             const answer = readRcpt(await dialog.command(`RCPT TO:<${this.probeLocal(current!.domain)}@${current!.domain}>`));
             return answer.kind === 'accepted' ? true : answer.kind === 'refused' ? false : null;
           },
-          (value) => (value === null ? Math.min(UNDECIDED_KEEP_MS, this.config.cacheTtlMs) : this.config.cacheTtlMs),
+          // No final answer (greylisted too): not kept, the next attempt asks again.
+          (value) => (value === null ? 0 : this.config.cacheTtlMs),
         );
         envelopeRcpts++;
         sessionRcpts++;
@@ -178,7 +177,11 @@ export class MailboxProber {
         if (reply.code === 421) break;
       }
     } catch (error) {
-      const broken: MailboxFinding = { deliverability: 'retry', isCatchAll: null, why: `SMTP dialog with ${host.name}: ${(error as Error).message}` };
+      const broken: MailboxFinding = {
+        deliverability: 'retry',
+        isCatchAll: null,
+        why: `SMTP dialog with ${host.name}: ${(error as Error).message}`,
+      };
       if (!current) {
         // Broken before any address was asked about (EHLO, STARTTLS): the next session would fare no better now.
         this.settleAll(queue, broken);
@@ -199,10 +202,7 @@ export class MailboxProber {
       let opened: Awaited<ReturnType<typeof SmtpDialog.open>>;
       try {
         this.sessionsOpened++;
-        opened = await SmtpDialog.open(
-          { address, port: this.config.smtpPort, proxy: this.config.smtpProxy },
-          this.config.smtpTimeoutMs,
-        );
+        opened = await SmtpDialog.open({ address, port: this.config.smtpPort, proxy: this.config.smtpProxy }, this.config.smtpTimeoutMs);
       } catch (error) {
         lastError = (error as Error).message;
         continue;
