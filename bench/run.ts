@@ -6,7 +6,8 @@
  *   - warm latency of `GET /v1/messages` against an ideal server on the same
  *     DynamoDB Local (bench/ideal-server.ts), and throughput of the messaging
  *     API on the local server, driven by autocannon;
- *   - the email write path against raw BatchWriteItem (bench/email-throughput.ts).
+ *   - the email write path against raw BatchWriteItem (bench/email-throughput.ts);
+ *   - the mailbox probe (SMTP_PROBE=rcpt) against its ideal on a slow loopback SMTP server (bench/mailbox-probe.ts).
  * Prints Markdown tables; `--write` also replaces the block between the
  * `<!-- bench:table -->` markers of whichever Markdown file holds them.
  */
@@ -18,6 +19,7 @@ import { seedDemo } from '../scripts/local/seed.ts';
 import { COLD_START_TARGET, RUNS, coldStarts, type ColdStartReport } from './cold-start.ts';
 import { execFileSync } from 'node:child_process';
 import type { ThroughputResult } from './email-throughput.ts';
+import type { MailboxProbeResult } from './mailbox-probe.ts';
 import { startIdealServer } from './ideal-server.ts';
 
 process.env.LOG_LEVEL = 'silent';
@@ -143,11 +145,37 @@ async function emailLists(): Promise<Row[]> {
   ];
 }
 
-// `--cold` and `--api` run one part alone (while working on it); --write needs the whole run.
-const only = process.argv.includes('--cold') ? 'cold' : process.argv.includes('--api') ? 'api' : undefined;
-if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold or --api)');
-const cold = only === 'api' ? undefined : await coldStarts();
-const rows = [...(cold ? coldStartRows(cold) : []), ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists())])];
+/** SMTP_PROBE=rcpt: 1,000 addresses over 10 domains against a loopback SMTP server answering in 50–200 ms (bench/mailbox-probe.ts). */
+function mailboxProbeRows(): Row[] {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/mailbox-probe.ts'], {
+    encoding: 'utf8',
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const r = JSON.parse(out.slice(out.indexOf('{'))) as MailboxProbeResult;
+  return [
+    {
+      what: 'SMTP_PROBE=rcpt: 1,000 addresses over 10 domains (one MX host each, 2 connections per host), every answer 50–200 ms, wall time over the ideal (commands needed ÷ allowed connections × mean latency)',
+      value: `${(r.wallSeconds / r.idealSeconds).toFixed(2)}× (${r.wallSeconds.toFixed(1)} s over ${r.idealSeconds.toFixed(1)} s); ${r.sessions} SMTP sessions, at most ${r.maxConcurrent} open at once; ${r.deliverable} deliverable, ${r.undeliverable} undeliverable`,
+    },
+  ];
+}
+
+// `--cold`, `--api` and `--smtp` run one part alone (while working on it); --write needs the whole run.
+const only = process.argv.includes('--cold')
+  ? 'cold'
+  : process.argv.includes('--api')
+    ? 'api'
+    : process.argv.includes('--smtp')
+      ? 'smtp'
+      : undefined;
+if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold, --api or --smtp)');
+const cold = only === undefined || only === 'cold' ? await coldStarts() : undefined;
+const rows = [
+  ...(cold ? coldStartRows(cold) : []),
+  ...(only === undefined || only === 'api' ? [...(await api()), ...(await emailLists())] : []),
+  ...(only === undefined || only === 'smtp' ? mailboxProbeRows() : []),
+];
 const table = [
   `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function on the functions' Node major${cold?.pinned ? ', one core' : ''}, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
   '',

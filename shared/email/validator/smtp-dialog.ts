@@ -1,5 +1,5 @@
 import net from 'node:net';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import { commonJsExports } from '#shared/util/commonjs';
 
 /**
@@ -93,10 +93,12 @@ export class SmtpDialog {
   async startTls(servername: string): Promise<boolean> {
     const answer = await this.command('STARTTLS');
     if (answer.code !== 220) return false;
+    // Loaded here: only `rcpt` sessions with STARTTLS need it, not a cold start.
+    const { connect: connectTls } = await import('node:tls');
     const plain = this.socket;
     plain.removeAllListeners('data');
     const secure = await new Promise<tls.TLSSocket>((resolve, reject) => {
-      const s = tls.connect({ socket: plain, servername: net.isIP(servername) ? undefined : servername, rejectUnauthorized: false });
+      const s = connectTls({ socket: plain, servername: net.isIP(servername) ? undefined : servername, rejectUnauthorized: false });
       const timer = setTimeout(() => reject(new SmtpDialogError('TLS handshake timed out')), this.timeoutMs);
       s.once('secureConnect', () => {
         clearTimeout(timer);
