@@ -114,6 +114,11 @@ describe('reading RCPT TO answers', () => {
     expect(readRcpt(reply(line)).kind).toBe(kind);
   });
 
+  it('never carries the address into a reason (logs hold ids only)', () => {
+    const answer = readRcpt(reply('550 5.1.1 <jane.doe@example.com>: Recipient address rejected: jane.doe@example.com unknown'));
+    expect(answer).toEqual({ kind: 'refused', why: '550 5.1.1 <<address>>: Recipient address rejected: <address> unknown' });
+  });
+
   it('parses enhanced codes and multi-line replies', () => {
     expect(parseReply(['250-mx.example.com', '250-PIPELINING', '250 STARTTLS'])).toEqual({
       code: 250,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ValidatorConfig } from './config.ts';
-import { acceptAllProvider, mailboxFinding, readRcpt, readSessionReply, type MailboxFinding } from './mailbox-verdict.ts';
+import { acceptAllProvider, describeReply, mailboxFinding, readRcpt, readSessionReply, type MailboxFinding } from './mailbox-verdict.ts';
 import { SmtpDialog, type SmtpReply } from './smtp-dialog.ts';
 import { TtlCache } from './ttl-cache.ts';
 
@@ -229,7 +229,7 @@ export class MailboxProber {
 }
 
 function sessionFinding(read: 'temporary' | 'blocked', reply: SmtpReply, step: string): MailboxFinding {
-  const why = `${step}: ${reply.code}${reply.enhanced ? ` ${reply.enhanced}` : ''} ${reply.text}`.slice(0, 200);
+  const why = `${step}: ${describeReply(reply)}`;
   return read === 'temporary'
     ? { deliverability: 'retry', isCatchAll: null, why }
     : { deliverability: 'unknown', isCatchAll: null, why: `the server refuses this verifier (${why})` };

@@ -27,7 +27,15 @@ export type RcptAnswer =
 const BLOCK_TEXT =
   /\b(block(ed|list)?|black ?list(ed)?|spamhaus|barracuda|spamcop|sorbs|rbl|dnsbl|reputation|banned|denied|not allowed|poor|abuse|policy|rejected due to|client host|helo|reverse dns|ptr|too many (connections|errors))\b/i;
 
-const describe = (reply: SmtpReply) => `${reply.code}${reply.enhanced ? ` ${reply.enhanced}` : ''} ${reply.text}`.slice(0, 200);
+/**
+ * A reply for logs and reasons: servers often echo the recipient, and logs
+ * carry ids only (never an address), so anything shaped like one is masked.
+ */
+export const describeReply = (reply: SmtpReply) =>
+  `${reply.code}${reply.enhanced ? ` ${reply.enhanced}` : ''} ${reply.text}`
+    .replace(/[^\s<>"'()\[\]]+@[^\s<>"'()\[\]]+/g, '<address>')
+    .slice(0, 200);
+const describe = describeReply;
 
 /** One RCPT TO answer. */
 export function readRcpt(reply: SmtpReply): RcptAnswer {
