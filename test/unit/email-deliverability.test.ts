@@ -134,12 +134,14 @@ describe('the verdict', () => {
   it.each([
     [accepted, false, undefined, 'deliverable', false],
     [accepted, true, undefined, 'risky', true],
-    [accepted, null, undefined, 'retry', null],
+    [accepted, 'temporary', undefined, 'retry', null],
+    [accepted, null, undefined, 'unknown', null],
     [accepted, false, 'Microsoft 365 (Exchange Online Protection)', 'unknown', null],
     [accepted, true, 'Yahoo / AOL', 'unknown', null],
     [{ kind: 'refused', why: '550 5.1.1' }, false, undefined, 'undeliverable', false],
     [{ kind: 'full', why: '552' }, false, undefined, 'risky', false],
     [{ kind: 'temporary', why: '451' }, false, undefined, 'retry', false],
+    [{ kind: 'refused', why: '550 5.1.1' }, 'temporary', undefined, 'undeliverable', null],
     [{ kind: 'blocked', why: '554' }, false, undefined, 'unknown', null],
   ] as const)('%j, catch-all %j, provider %s → %s', (answer, catchAll, provider, deliverability, isCatchAll) => {
     expect(mailboxFinding(answer, catchAll, provider)).toMatchObject({ deliverability, isCatchAll });

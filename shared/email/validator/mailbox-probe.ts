@@ -1,6 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { ValidatorConfig } from './config.ts';
-import { acceptAllProvider, describeReply, mailboxFinding, readRcpt, readSessionReply, type MailboxFinding } from './mailbox-verdict.ts';
+import {
+  acceptAllProvider,
+  catchAllAnswer,
+  describeReply,
+  mailboxFinding,
+  type CatchAll,
+  readRcpt,
+  readSessionReply,
+  type MailboxFinding,
+} from './mailbox-verdict.ts';
 import { SmtpDialog, type SmtpReply } from './smtp-dialog.ts';
 import { TtlCache } from './ttl-cache.ts';
 
@@ -52,7 +61,7 @@ const MAX_ATTEMPTS = 2;
 
 export class MailboxProber {
   private readonly queues = new Map<string, HostQueue>();
-  private readonly catchAll = new TtlCache<boolean | null>();
+  private readonly catchAll = new TtlCache<CatchAll>();
   private readonly findings = new TtlCache<MailboxFinding>();
   private readonly probeLocals = new Map<string, string>();
   /** Sessions opened so far (tests and the bench read it). */
@@ -163,10 +172,10 @@ export class MailboxProber {
             envelopeRcpts++;
             sessionRcpts++;
             const answer = readRcpt(await dialog.command(`RCPT TO:<${this.probeLocal(current!.domain)}@${current!.domain}>`));
-            return answer.kind === 'accepted' ? true : answer.kind === 'refused' ? false : null;
+            return catchAllAnswer(answer.kind);
           },
-          // No final answer (greylisted too): not kept, the next attempt asks again.
-          (value) => (value === null ? 0 : this.config.cacheTtlMs),
+          // Greylisted too: not kept, the next attempt asks again.
+          (value) => (value === 'temporary' ? 0 : this.config.cacheTtlMs),
         );
         envelopeRcpts++;
         sessionRcpts++;

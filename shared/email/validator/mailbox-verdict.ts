@@ -116,11 +116,21 @@ export interface MailboxFinding {
 }
 
 /**
- * The verdict from the address's RCPT answer and the catch-all test
- * (`true`: a random address of the domain was accepted; `false`: refused;
- * `null`: it got no final answer), under the provider rules.
+ * The catch-all test's outcome: `true` a random address of the domain was
+ * accepted, `false` refused, `'temporary'` only a 4xx so far (ask again),
+ * `null` no answer that says (the verifier was refused).
  */
-export function mailboxFinding(answer: RcptAnswer, catchAll: boolean | null, provider: string | undefined): MailboxFinding {
+export type CatchAll = boolean | 'temporary' | null;
+
+export function catchAllAnswer(kind: RcptAnswer['kind']): CatchAll {
+  if (kind === 'accepted') return true;
+  if (kind === 'refused') return false;
+  return kind === 'temporary' ? 'temporary' : null;
+}
+
+/** The verdict from the address's RCPT answer and the catch-all test, under the provider rules. */
+export function mailboxFinding(answer: RcptAnswer, catchAllTest: CatchAll, provider: string | undefined): MailboxFinding {
+  const catchAll = catchAllTest === 'temporary' ? null : catchAllTest;
   switch (answer.kind) {
     case 'refused':
       return { deliverability: 'undeliverable', isCatchAll: catchAll, why: answer.why };
@@ -134,6 +144,12 @@ export function mailboxFinding(answer: RcptAnswer, catchAll: boolean | null, pro
       if (provider) return { deliverability: 'unknown', isCatchAll: null, why: `${provider} accepts every address at RCPT` };
       if (catchAll === true) return { deliverability: 'risky', isCatchAll: true, why: 'the domain accepts every address (catch-all)' };
       if (catchAll === false) return { deliverability: 'deliverable', isCatchAll: false };
-      return { deliverability: 'retry', isCatchAll: null, why: 'the catch-all test got only a temporary answer' };
+      if (catchAllTest === 'temporary')
+        return { deliverability: 'retry', isCatchAll: null, why: 'the catch-all test got only a temporary answer' };
+      return {
+        deliverability: 'unknown',
+        isCatchAll: null,
+        why: 'the catch-all test was refused: accepted, but the domain may accept every address',
+      };
   }
 }
