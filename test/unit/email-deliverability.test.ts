@@ -1,16 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  ACCEPT_ALL_PROVIDERS,
-  acceptAllProvider,
-  computeScore,
-  didYouMean,
-  editDistance,
-  loadValidator,
-  mailboxFinding,
-  POPULAR_DOMAINS,
-  readRcpt,
-  scoreSignals,
-} from '#shared/email/validator/index';
+import { computeScore, didYouMean, editDistance, loadValidator, POPULAR_DOMAINS, scoreSignals } from '#shared/email/validator/index';
+import { ACCEPT_ALL_PROVIDERS, acceptAllProvider, mailboxFinding, readRcpt } from '#shared/email/validator/mailbox-verdict';
 import { parseReply } from '#shared/email/validator/smtp-dialog';
 
 beforeAll(async () => {

@@ -13,7 +13,7 @@ export { checkSyntax, prepareSyntax } from './syntax.ts';
 export { loadValidator } from './load.ts';
 export { validateEmail, clearValidatorCache, resetValidatorConfig, currentProber, type ValidateOptions } from './validate.ts';
 export { didYouMean, suggestDomain, editDistance, POPULAR_DOMAINS } from './did-you-mean.ts';
-export { ACCEPT_ALL_PROVIDERS, acceptAllProvider, readRcpt, mailboxFinding, type Deliverability } from './mailbox-verdict.ts';
+export type { Deliverability } from './mailbox-verdict.ts';
 export {
   validatorConfig,
   readValidatorConfig,

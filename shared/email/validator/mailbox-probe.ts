@@ -10,8 +10,8 @@ import {
   readSessionReply,
   type MailboxFinding,
 } from './mailbox-verdict.ts';
-import { SmtpDialog, type SmtpReply } from './smtp-dialog.ts';
-import { TtlCache } from './ttl-cache.ts';
+import { SmtpDialog, type Connect, type SmtpReply } from './smtp-dialog.ts';
+import type { TtlCache } from './ttl-cache.ts';
 
 /**
  * The mailbox probe (SMTP_PROBE=rcpt): asks a domain's mail host whether it
@@ -59,15 +59,32 @@ const RCPT_PER_SESSION = 200;
 /** A session that breaks mid-dialog gives its current address this many chances. */
 const MAX_ATTEMPTS = 2;
 
+/**
+ * What the prober uses from modules the functions load at init anyway:
+ * handed in rather than imported, so that this module's chunk (loaded only
+ * under SMTP_PROBE=rcpt) shares no code with the entry and esbuild does not
+ * split a shared chunk off the init path (docs/performance.md, Code splitting).
+ */
+export interface ProberDeps {
+  newCache: <T>() => TtlCache<T>;
+  connect: Connect;
+}
+
 export class MailboxProber {
   private readonly queues = new Map<string, HostQueue>();
-  private readonly catchAll = new TtlCache<CatchAll>();
-  private readonly findings = new TtlCache<MailboxFinding>();
+  private readonly catchAll: TtlCache<CatchAll>;
+  private readonly findings: TtlCache<MailboxFinding>;
   private readonly probeLocals = new Map<string, string>();
   /** Sessions opened so far (tests and the bench read it). */
   sessionsOpened = 0;
 
-  constructor(private readonly config: ValidatorConfig) {}
+  constructor(
+    private readonly config: ValidatorConfig,
+    private readonly deps: ProberDeps,
+  ) {
+    this.catchAll = deps.newCache();
+    this.findings = deps.newCache();
+  }
 
   clear(): void {
     this.catchAll.clear();
@@ -211,7 +228,8 @@ export class MailboxProber {
       let opened: Awaited<ReturnType<typeof SmtpDialog.open>>;
       try {
         this.sessionsOpened++;
-        opened = await SmtpDialog.open({ address, port: this.config.smtpPort, proxy: this.config.smtpProxy }, this.config.smtpTimeoutMs);
+        const target = { address, port: this.config.smtpPort, proxy: this.config.smtpProxy };
+        opened = await SmtpDialog.open(this.deps.connect, target, this.config.smtpTimeoutMs);
       } catch (error) {
         lastError = (error as Error).message;
         continue;

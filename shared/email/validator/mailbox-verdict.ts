@@ -33,7 +33,7 @@ const BLOCK_TEXT =
  */
 export const describeReply = (reply: SmtpReply) =>
   `${reply.code}${reply.enhanced ? ` ${reply.enhanced}` : ''} ${reply.text}`
-    .replace(/[^\s<>"'()\[\]]+@[^\s<>"'()\[\]]+/g, '<address>')
+    .replace(/[^\s<>"'()[\]]+@[^\s<>"'()[\]]+/g, '<address>')
     .slice(0, 200);
 const describe = describeReply;
 

@@ -1,6 +1,5 @@
 import net from 'node:net';
 import type tls from 'node:tls';
-import { commonJsExports } from '#shared/util/commonjs';
 
 /**
  * The client half of an SMTP dialog (RFC 5321), just what the mailbox probe
@@ -43,6 +42,9 @@ export function parseReply(lines: string[]): SmtpReply {
   return { code: Number(first[1]), enhanced, text };
 }
 
+/** Opens the TCP connection (smtp-probe.ts's connectSmtp, handed in: see there why). */
+export type Connect = (target: DialogTarget, timeoutMs: number) => Promise<net.Socket>;
+
 export interface DialogTarget {
   /** A vetted address (address-policy.ts): never a name a second DNS answer could redirect. */
   address: string;
@@ -65,7 +67,7 @@ export class SmtpDialog {
   }
 
   /** Connects (directly or through the SOCKS5 proxy) and reads the greeting. */
-  static async open(target: DialogTarget, timeoutMs: number): Promise<{ dialog: SmtpDialog; greeting: SmtpReply }> {
+  static async open(connect: Connect, target: DialogTarget, timeoutMs: number): Promise<{ dialog: SmtpDialog; greeting: SmtpReply }> {
     const socket = await connect(target, timeoutMs);
     const dialog = new SmtpDialog(socket, timeoutMs);
     try {
@@ -189,37 +191,4 @@ export class SmtpDialog {
       };
     });
   }
-}
-
-async function connect(target: DialogTarget, timeoutMs: number): Promise<net.Socket> {
-  if (target.proxy) {
-    const { SocksClient } = commonJsExports(await import('socks'), 'SocksClient');
-    try {
-      const connection = await SocksClient.createConnection({
-        proxy: { host: target.proxy.host, port: target.proxy.port, type: 5 },
-        command: 'connect',
-        destination: { host: target.address, port: target.port },
-        timeout: timeoutMs,
-      });
-      return connection.socket;
-    } catch (error) {
-      throw new SmtpDialogError(`proxy could not connect: ${(error as Error).message}`);
-    }
-  }
-  return new Promise<net.Socket>((resolve, reject) => {
-    const socket = net.connect({ host: target.address, port: target.port });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new SmtpDialogError(`no connection within ${timeoutMs} ms`));
-    }, timeoutMs);
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      socket.removeAllListeners('error');
-      resolve(socket);
-    });
-    socket.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new SmtpDialogError(`connection failed: ${error.message}`));
-    });
-  });
 }

@@ -4,8 +4,10 @@ import { forgetValidatorConfig, validatorConfig } from './config.ts';
 import { DnsFailure } from './dns-lookup.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { MailDomainInspector, type DomainAssessment } from './mail-domain.ts';
-import { MailboxProber } from './mailbox-probe.ts';
+import type { MailboxProber } from './mailbox-probe.ts';
 import type { Deliverability, MailboxFinding } from './mailbox-verdict.ts';
+import { connectSmtp } from './smtp-probe.ts';
+import { TtlCache } from './ttl-cache.ts';
 import { computeScore, scoreSignals } from './score.ts';
 import { checkSyntax, prepareSyntax } from './syntax.ts';
 
@@ -19,13 +21,21 @@ export interface ValidateOptions {
  * change the environment and reset the config, the caches go with it.
  */
 let inspector: MailDomainInspector | undefined;
-let prober: MailboxProber | undefined;
+/** SMTP_PROBE=rcpt only: the mailbox probe, imported at its first use (the other modes never load it). */
+let prober: Promise<MailboxProber> | undefined;
+let loadedProber: MailboxProber | undefined;
 
 function currentInspector(): MailDomainInspector {
   const config = validatorConfig(); // throws ValidatorConfigError on a bad setting
   if (inspector?.config !== config) {
     inspector = new MailDomainInspector(config);
-    prober = config.smtpProbe === 'rcpt' ? new MailboxProber(config) : undefined;
+    loadedProber = undefined;
+    prober =
+      config.smtpProbe === 'rcpt'
+        ? import('./mailbox-probe.ts').then(
+            ({ MailboxProber }) => (loadedProber = new MailboxProber(config, { newCache: () => new TtlCache(), connect: connectSmtp })),
+          )
+        : undefined;
   }
   return inspector;
 }
@@ -33,13 +43,13 @@ function currentInspector(): MailDomainInspector {
 /** The mailbox prober of the current configuration (SMTP_PROBE=rcpt), for tests and the bench to count its sessions. */
 export function currentProber(): MailboxProber | undefined {
   currentInspector();
-  return prober;
+  return loadedProber;
 }
 
 /** Forget cached DNS answers and probe results (tests; production lets the TTL do it). */
 export function clearValidatorCache(): void {
   inspector?.clear();
-  prober?.clear();
+  loadedProber?.clear();
 }
 
 /** Re-read the environment at the next validation, with empty caches. */
@@ -48,6 +58,7 @@ export function resetValidatorConfig(): void {
   clearValidatorCache();
   inspector = undefined;
   prober = undefined;
+  loadedProber = undefined;
 }
 
 class DeadlineExceeded extends Error {}
@@ -77,7 +88,7 @@ export async function validateEmail(address: string, options: ValidateOptions = 
   try {
     domain = await withDeadline(domains.assess(syntax.asciiDomain), options.deadline);
     if (mailbox && domain.acceptsMail && !profile.is_disposable) {
-      const asked = mailbox.check(syntax.asciiDomain, `${syntax.local}@${syntax.asciiDomain}`, domain.mailHosts);
+      const asked = mailbox.then((p) => p.check(syntax.asciiDomain, `${syntax.local}@${syntax.asciiDomain}`, domain.mailHosts));
       finding = await withDeadline(asked, options.deadline);
     }
   } catch (error) {
