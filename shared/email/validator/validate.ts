@@ -114,7 +114,8 @@ export async function validateEmail(address: string, options: ValidateOptions = 
     deliverability,
   };
   const result: ValidationResult = { ...fields, score: computeScore(scoreSignals(fields), deliverability) };
-  const problems = [...domain.problems, ...(finding?.why && finding.deliverability !== 'deliverable' ? [finding.why] : [])];
+  // A mailbox the server refused is an answer; only a probe that could not decide is a problem worth a log line.
+  const problems = [...domain.problems, ...(finding?.why && finding.deliverability === 'unknown' ? [finding.why] : [])];
   if (finding?.deliverability === 'retry') return { status: 'deferred', reason: finding.why ?? 'temporary SMTP answer', result };
   return { status: 'completed', result, ...(problems.length ? { problems } : {}) };
 }
