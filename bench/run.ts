@@ -8,6 +8,7 @@
  *     API on the local server, driven by autocannon;
  *   - the email write path against raw BatchWriteItem (bench/email-throughput.ts);
  *   - what operations cost on AWS, from the capacity, invocations and requests they use here (bench/cost.ts).
+ *   - the mailbox probe (SMTP_PROBE=rcpt) against its ideal on a slow loopback SMTP server (bench/mailbox-probe.ts).
  * Prints Markdown tables; `--write` also replaces the block between the
  * `<!-- bench:table -->` markers of whichever Markdown file holds them.
  */
@@ -20,6 +21,7 @@ import { COLD_START_TARGET, RUNS, coldStarts, type ColdStartReport } from './col
 import { execFileSync } from 'node:child_process';
 import { costTable, type CostRow } from './cost.ts';
 import type { ThroughputResult } from './email-throughput.ts';
+import type { MailboxProbeResult } from './mailbox-probe.ts';
 import { startIdealServer } from './ideal-server.ts';
 
 process.env.LOG_LEVEL = 'silent';
@@ -159,19 +161,38 @@ function costs(): CostRow[] {
   return JSON.parse(out.slice(out.indexOf('['))) as CostRow[];
 }
 
-// `--cold`, `--api` and `--cost` run one part alone (while working on it); --write needs the whole run.
+/** SMTP_PROBE=rcpt: 1,000 addresses over 10 domains against a loopback SMTP server answering in 50–200 ms (bench/mailbox-probe.ts). */
+function mailboxProbeRows(): Row[] {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/mailbox-probe.ts'], {
+    encoding: 'utf8',
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const r = JSON.parse(out.slice(out.indexOf('{'))) as MailboxProbeResult;
+  return [
+    {
+      what: 'SMTP_PROBE=rcpt: 1,000 addresses over 10 domains (one MX host each, 2 connections per host), every answer 50–200 ms, wall time over the ideal (commands needed ÷ allowed connections × mean latency)',
+      value: `${(r.wallSeconds / r.idealSeconds).toFixed(2)}× (${r.wallSeconds.toFixed(1)} s over ${r.idealSeconds.toFixed(1)} s); ${r.sessions} SMTP sessions, at most ${r.maxConcurrent} open at once; ${r.deliverable} deliverable, ${r.undeliverable} undeliverable`,
+    },
+  ];
+}
+
+// `--cold`, `--api`, `--cost` and `--smtp` run one part alone (while working on it); --write needs the whole run.
 const only = process.argv.includes('--cold')
   ? 'cold'
   : process.argv.includes('--api')
     ? 'api'
     : process.argv.includes('--cost')
       ? 'cost'
-      : undefined;
-if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold, --api or --cost)');
+      : process.argv.includes('--smtp')
+        ? 'smtp'
+        : undefined;
+if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold, --api, --cost or --smtp)');
 const cold = only === undefined || only === 'cold' ? await coldStarts() : undefined;
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
   ...(only === undefined || only === 'api' ? [...(await api()), ...(await emailLists())] : []),
+  ...(only === undefined || only === 'smtp' ? mailboxProbeRows() : []),
 ];
 const cost = only === undefined || only === 'cost' ? costs() : undefined;
 const table = [

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { parseArgs } from 'node:util';
 import { getAccount } from '#shared/data/accounts';
 import { corsOrigins } from '#shared/http/cors';
+import { readValidatorConfig } from '#shared/email/validator/config';
 import { portInUse } from './local/ports.ts';
 import { startLocalRuntime } from './local/runtime.ts';
 import { seedDemo, type DemoSeed } from './local/seed.ts';
@@ -42,8 +43,10 @@ for (const [name, fallback] of Object.entries(PORT_DEFAULTS) as [PortVariable, n
 const portInUseLine = (name: PortVariable) =>
   `port ${ports[name]} (${name}) is already in use, perhaps by another npm start; stop it, or choose another port: ${name}=<port> npm start`;
 for (const name of Object.keys(ports) as PortVariable[]) if (await portInUse(ports[name])) fail(portInUseLine(name));
+// Settings that cannot work stop the start here, in one line, instead of failing every request later.
 try {
   corsOrigins();
+  readValidatorConfig(process.env);
 } catch (error) {
   fail((error as Error).message);
 }

@@ -26,6 +26,10 @@ export function presentEmail(e: EmailRecord) {
     is_free: r?.is_free ?? false,
     is_subdomain: r?.is_subdomain ?? false,
     canonical_email: r?.canonical_email ?? e.email,
+    is_disposable: r?.is_disposable ?? false,
+    did_you_mean: r?.did_you_mean ?? null,
+    is_catch_all: r?.is_catch_all ?? null,
+    deliverability: r?.deliverability ?? 'unknown',
     status: e.status,
   };
 }

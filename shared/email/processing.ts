@@ -1,8 +1,8 @@
 import { getEmailList } from '#shared/data/email-lists';
 import { getEmails, markProcessing, type EmailRecord } from '#shared/data/emails';
 import { isUnfinished, type Done } from '#shared/email/outcomes';
-import { validateEmail } from '#shared/email/validator/index';
-import type { ValidationJob } from '#shared/email/work';
+import { validateEmail, validatorConfig } from '#shared/email/validator/index';
+import { enqueueValidation, workOf, type ValidationJob } from '#shared/email/work';
 import type { ValidationOutcome } from '#shared/email/result';
 import { logger } from '#shared/util/logger';
 import { countMetric } from '#shared/util/metrics';
@@ -60,7 +60,11 @@ export function reportValidation(email: EmailRecord, outcome: ValidationOutcome,
   const ids = { email_id: email.id, list_id: email.email_list_id };
   if (outcome.status === 'completed') {
     countMetric(outcome.result.is_valid ? 'emailsValid' : 'emailsInvalid');
-    if (outcome.problems) logger.warn('validation completed with unreachable mail hosts', { ...ids, problems: outcome.problems });
+    if (outcome.problems) logger.warn('validation completed with problems on the way', { ...ids, problems: outcome.problems });
+    return;
+  }
+  if (outcome.status === 'deferred') {
+    logger.info('the mail host answered temporarily; the address is asked again later', { ...ids, reason: outcome.reason });
     return;
   }
   countMetric(willRetry ? 'emailsRetried' : 'emailsErrored');
@@ -91,10 +95,16 @@ export async function validateJob(
   clearTimeout(slow);
   await marking;
   const done: Done[] = [];
+  const deferred: EmailRecord[] = [];
   let retry = false;
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const { smtpRetryGiveUpSeconds } = validatorConfig();
   for (const { email, outcome } of outcomes) {
     reportValidation(email, outcome, !lastAttempt);
-    if (outcome.status === 'completed') {
+    if (outcome.status === 'deferred' && nowSeconds - email.created_at < smtpRetryGiveUpSeconds) {
+      deferred.push(email);
+    } else if (outcome.status === 'completed' || outcome.status === 'deferred') {
+      // A deferred one here has waited long enough: recorded as it stands, deliverability `unknown`.
       const { email: _address, ...result } = outcome.result;
       done.push({ email, outcome: { status: 'completed', result } });
     } else if (lastAttempt) {
@@ -103,5 +113,21 @@ export async function validateJob(
       retry = true;
     }
   }
+  if (deferred.length) await deferValidation(accountId, deferred, job.deferrals ?? 0, nowSeconds);
   return { done, retry };
+}
+
+/**
+ * Greylisting and other temporary SMTP answers: the emails go back on the
+ * queue as a new message delayed SMTP_RETRY_FIRST_SECONDS, doubling with each
+ * deferral (SQS delays at most 900 s), never past the give-up time; the
+ * attempt after that records what it finds. A failed send throws, so the
+ * queue redelivers the whole job.
+ */
+async function deferValidation(accountId: string, emails: EmailRecord[], deferrals: number, nowSeconds: number): Promise<void> {
+  const { smtpRetryFirstSeconds, smtpRetryGiveUpSeconds } = validatorConfig();
+  const oldest = Math.min(...emails.map((e) => e.created_at));
+  const left = Math.max(1, smtpRetryGiveUpSeconds - (nowSeconds - oldest));
+  const delaySeconds = Math.min(900, left, smtpRetryFirstSeconds * 2 ** Math.min(deferrals, 10));
+  await enqueueValidation(accountId, emails.map(workOf), { delaySeconds, deferrals: deferrals + 1 });
 }

@@ -19,6 +19,13 @@ export interface ValidationResult {
   is_free: boolean;
   is_subdomain: boolean;
   canonical_email: string;
+  /** The domain is a throwaway-mailbox service. */
+  is_disposable: boolean;
+  /** The address with a likely mistyped domain corrected; null when nothing better is likely. */
+  did_you_mean: string | null;
+  /** The domain accepts any address (null: the mailbox was not probed, or the test got no answer). */
+  is_catch_all: boolean | null;
+  deliverability: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
 }
 
 /**
@@ -27,7 +34,13 @@ export interface ValidationResult {
  * host whose lookup failed or that did not greet), for the caller's logs.
  */
 export type ValidationOutcome =
-  { status: 'completed'; result: ValidationResult; problems?: string[] } | { status: 'error'; reason: string };
+  | { status: 'completed'; result: ValidationResult; problems?: string[] }
+  | { status: 'error'; reason: string }
+  /**
+   * The mail host answered only temporarily (greylisting, 4xx): ask again
+   * later; `result` is what to record if it never answers (deliverability `unknown`).
+   */
+  | { status: 'deferred'; reason: string; result: ValidationResult };
 
 /** Syntax check outcome: the parts on success, a human-readable reason otherwise. */
 export type SyntaxCheck = { ok: true; local: string; domain: string; asciiDomain: string } | { ok: false; reason: string };

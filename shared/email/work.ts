@@ -19,6 +19,8 @@ export interface ValidationJob {
   seqs?: number[];
   createdAt?: number[];
   listId?: number | null;
+  /** How many times these emails were put back because their mail host answered only temporarily (greylisting). */
+  deferrals?: number;
 }
 
 /** An email to validate: its id, and when known what the worker needs to record its outcome unread. */
@@ -27,8 +29,15 @@ export interface Work {
   known?: { address: string; seq: number; createdAt: number; listId: number | null };
 }
 
-/** Puts emails of one account on the validation queue, EMAILS_PER_MESSAGE of one list to a message. */
-export async function enqueueValidation(accountId: string, work: Work[]): Promise<void> {
+/**
+ * Puts emails of one account on the validation queue, EMAILS_PER_MESSAGE of one list to a message.
+ * `later`: emails put back after a temporary SMTP answer, delivered after `delaySeconds`.
+ */
+export async function enqueueValidation(
+  accountId: string,
+  work: Work[],
+  later?: { delaySeconds: number; deferrals: number },
+): Promise<void> {
   const groups = new Map<string, Work[]>();
   for (const w of work) {
     const group = w.known ? String(w.known.listId) : 'unknown';
@@ -50,10 +59,11 @@ export async function enqueueValidation(accountId: string, work: Work[]): Promis
               createdAt: known.map((k) => k.createdAt),
               listId: known[0]!.listId,
             }),
+        ...(later ? { deferrals: later.deferrals } : {}),
       });
     }
   }
-  if (jobs.length) await sendJsonBatch(requireQueue(config().validationQueueUrl, 'VALIDATION_QUEUE_URL'), jobs);
+  if (jobs.length) await sendJsonBatch(requireQueue(config().validationQueueUrl, 'VALIDATION_QUEUE_URL'), jobs, later?.delaySeconds);
 }
 
 /** What the worker needs of a stored email, from the email itself. */
@@ -141,6 +151,7 @@ export function parseValidationJob(body: string): ValidationJob | undefined {
       job.emailIds.length > 0 &&
       job.emailIds.length <= EMAILS_PER_MESSAGE &&
       job.emailIds.every((id) => Number.isSafeInteger(id)) &&
+      (job.deferrals === undefined || (Number.isSafeInteger(job.deferrals) && job.deferrals >= 0 && job.deferrals <= 100)) &&
       (job.addresses === undefined ||
         (sameLength(job.addresses, job.emailIds, (a) => typeof a === 'string') &&
           sameLength(job.seqs, job.emailIds, Number.isSafeInteger) &&

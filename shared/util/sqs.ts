@@ -32,11 +32,15 @@ export async function sendJson(queueUrl: string, body: unknown): Promise<void> {
   await client.send(new module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body) }));
 }
 
-/** SendMessageBatch, ten at a time; throws if any entry failed so the caller keeps its outbox. */
-export async function sendJsonBatch(queueUrl: string, bodies: unknown[]): Promise<void> {
+/** SendMessageBatch, ten at a time; throws if any entry failed so the caller keeps its outbox. `delaySeconds`: 0 to 900. */
+export async function sendJsonBatch(queueUrl: string, bodies: unknown[], delaySeconds?: number): Promise<void> {
   const { client, module } = await sqs();
   for (let i = 0; i < bodies.length; i += 10) {
-    const entries = bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: JSON.stringify(body) }));
+    const entries = bodies.slice(i, i + 10).map((body, j) => ({
+      Id: String(j),
+      MessageBody: JSON.stringify(body),
+      ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
+    }));
     const out = await client.send(new module.SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
     if (out.Failed?.length) throw new Error(`SendMessageBatch failed for ${out.Failed.length} entries`);
   }

@@ -347,6 +347,38 @@ describe('npm start and the admin command line', () => {
     expect(denied.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
   });
 
+  it.each([
+    ['SMTP_PROBE', 'bogus', "SMTP_PROBE must be one of 'off', 'tcp', 'rcpt', got 'bogus'"],
+    ['SMTP_MAX_CONNECTIONS_PER_HOST', '0', "SMTP_MAX_CONNECTIONS_PER_HOST must be an integer from 1 to 20, got '0'"],
+    [
+      'DNS_SERVERS',
+      'dns.google',
+      "DNS_SERVERS must be a comma-separated list of 'ip' or 'ip:port' ('[ipv6]:port'), got 'dns.google' in 'dns.google'",
+    ],
+  ])('refuses to start with %s=%s, in one line naming it', async (name, value, message) => {
+    const ports: Record<string, string> = {};
+    for (const port of ['MESSAGING_PORT', 'EMAIL_PORT', 'DYNAMODB_PORT', 'SQS_PORT']) ports[port] = String(await freePort());
+    const proc = spawn('npx', ['tsx', 'scripts/start.ts'], {
+      cwd: ROOT,
+      env: childEnv({ ...ports, [name]: value }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    adminProcs.add(proc);
+    let stderr = '';
+    let stdout = '';
+    proc.stderr!.on('data', (chunk) => (stderr += chunk));
+    proc.stdout!.on('data', (chunk) => (stdout += chunk));
+    const code = await new Promise<number | null>((resolve) => proc.once('close', resolve));
+    adminProcs.delete(proc);
+    expect(code).toBe(1);
+    const lines = stderr
+      .trim()
+      .split('\n')
+      .filter((line) => !line.startsWith('npm warn'));
+    expect(lines).toEqual([`npm start: ${message}`]);
+    expect(stdout).not.toContain('EMAIL_BASE_URL');
+  });
+
   it('prints its usage for help, and exits 0', async () => {
     for (const args of [['help'], ['--help']]) {
       const proc = spawn('npx', ['tsx', 'scripts/admin.ts', ...args], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -81,12 +81,13 @@ const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filte
 
 /**
  * Code few requests need: the form parser loads with the first form body, the
- * SOCKS client with the first probe through a proxy, Powertools Metrics with
- * the first invocation that records a metric, the SQS client with the first
- * message sent.
+ * SOCKS client with the first probe through a proxy, the mailbox probe
+ * (SMTP dialog and verdicts) with the first validation under SMTP_PROBE=rcpt,
+ * Powertools Metrics with the first invocation that records a metric, the
+ * SQS client with the first message sent.
  */
 const RARELY_NEEDED =
-  /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics|@aws-sdk\/client-sqs|@aws-sdk\/middleware-sdk-sqs)\//;
+  /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics|@aws-sdk\/client-sqs|@aws-sdk\/middleware-sdk-sqs)\/|validator\/(mailbox-probe|mailbox-verdict|smtp-dialog)\.ts/;
 
 describe.each(functions)('the bundle of $handler', ({ handler, table, validates }) => {
   const contents = contentsOf(handler);

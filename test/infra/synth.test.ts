@@ -209,3 +209,24 @@ describe('cdk synth', () => {
     });
   });
 });
+
+describe('cdk synth with a setting that cannot work', () => {
+  it('fails with one line naming the setting and its allowed values', { timeout: 120_000 }, async () => {
+    const out = mkdtempSync(join(tmpdir(), 'cdk-out-'));
+    try {
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+      const failed = await run('npx', ['cdk', 'synth', '--quiet', '--output', out, '-c', 'SMTP_PROBE=bogus'], {
+        env: { ...env, CDK_DISABLE_VERSION_CHECK: '1', AWS_EC2_METADATA_DISABLED: 'true' },
+        timeout: 100_000,
+      }).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      const lines = failed!.stderr.split('\n').filter((line) => line.startsWith('cdk synth:') || /Error|at /.test(line));
+      expect(lines).toEqual(["cdk synth: SMTP_PROBE must be one of 'off', 'tcp', 'rcpt', got 'bogus'"]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});

@@ -109,6 +109,10 @@ describe('domains that accept mail', () => {
       is_free: false,
       is_subdomain: false,
       canonical_email: 'Jane.Doe@two-mx.test',
+      is_disposable: false,
+      did_you_mean: null,
+      is_catch_all: null, // the mailbox is not probed (SMTP_PROBE=off)
+      deliverability: 'unknown',
     });
     expect(dns.count('two-mx.test', 'MX')).toBe(1);
     expect(dns.count('mx1.two-mx.test', 'A')).toBe(1);
@@ -160,7 +164,13 @@ describe('domains that accept mail', () => {
 describe('domains that do not accept mail (completed, not errors)', () => {
   it('null MX: invalid, its one record counted, never connectable', async () => {
     const result = await completed('user@null-mx.test');
-    expect(result).toMatchObject({ is_valid: false, mx_record_count: 1, connectable_mx_record_count: 0, can_connect: false });
+    expect(result).toMatchObject({
+      is_valid: false,
+      mx_record_count: 1,
+      connectable_mx_record_count: 0,
+      can_connect: false,
+      deliverability: 'undeliverable',
+    });
     expect(result.score).toBeLessThanOrEqual(10);
     expect(dns.count('null-mx.test', 'A')).toBe(0); // the A record is not a fallback
   });
@@ -185,7 +195,7 @@ describe('domains that do not accept mail (completed, not errors)', () => {
 
   it('a syntactically invalid address completes as invalid with score 0, without DNS', async () => {
     const result = await completed('not an address');
-    expect(result).toMatchObject({ is_valid: false, score: 0 });
+    expect(result).toMatchObject({ is_valid: false, score: 0, deliverability: 'undeliverable', did_you_mean: null });
     expect(dns.queries()).toHaveLength(0);
   });
 });

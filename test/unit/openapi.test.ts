@@ -65,6 +65,10 @@ const email = (overrides: Record<string, unknown> = {}) => ({
   is_free: false,
   is_subdomain: false,
   canonical_email: 'Jane.Doe@example.com',
+  is_disposable: false,
+  did_you_mean: null,
+  is_catch_all: null,
+  deliverability: 'unknown',
   status: 'completed',
   ...overrides,
 });

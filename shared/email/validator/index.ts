@@ -11,7 +11,9 @@
  */
 export { checkSyntax, prepareSyntax } from './syntax.ts';
 export { loadValidator } from './load.ts';
-export { validateEmail, clearValidatorCache, resetValidatorConfig, type ValidateOptions } from './validate.ts';
+export { validateEmail, clearValidatorCache, resetValidatorConfig, currentProber, type ValidateOptions } from './validate.ts';
+export { didYouMean, suggestDomain, editDistance, POPULAR_DOMAINS } from './did-you-mean.ts';
+export type { Deliverability } from './mailbox-verdict.ts';
 export {
   validatorConfig,
   readValidatorConfig,
@@ -19,8 +21,17 @@ export {
   ValidatorConfigError,
   type ValidatorConfig,
   type SmtpProbeMode,
+  SMTP_PROBE_MODES,
 } from './config.ts';
-export { SCORE_WEIGHTS, INVALID_SCORE_CAP, computeScore, scoreSignals, type ScoreSignal, type ScoreSignals } from './score.ts';
+export {
+  SCORE_WEIGHTS,
+  INVALID_SCORE_CAP,
+  RISKY_SCORE_CAP,
+  computeScore,
+  scoreSignals,
+  type ScoreSignal,
+  type ScoreSignals,
+} from './score.ts';
 export { ROLE_CATEGORIES, roleCategory, isRoleAccount, type RoleCategory } from './roles.ts';
 export { profileAddress, prepareProfile, canonicalEmail, splitAlias, type AddressProfile } from './address-profile.ts';
 export { isFreeProvider, isDisposableDomain, loadMailboxProviders } from './mailbox-providers.ts';

@@ -2,6 +2,7 @@ import { countMetric } from '#shared/util/metrics';
 import { isAllowedTarget } from './address-policy.ts';
 import type { ValidatorConfig } from './config.ts';
 import { DnsClient, DnsFailure, type HostAddresses, type MxAnswer, type MxRecord } from './dns-lookup.ts';
+import type { MailHost } from './mailbox-probe.ts';
 import { probeSmtpHost } from './smtp-probe.ts';
 import { TtlCache } from './ttl-cache.ts';
 
@@ -41,12 +42,16 @@ export interface DomainAssessment {
   incomplete: boolean;
   /** What went wrong on the way (failed host lookups and probes), for the caller's logs. */
   problems: string[];
+  /** The mail hosts with their vetted addresses, by preference: whom the mailbox probe asks (SMTP_PROBE=rcpt). */
+  mailHosts: MailHost[];
 }
 
 interface HostCheck {
   connectable: boolean;
   incomplete: boolean;
   problem?: string;
+  /** The host's allowed addresses (vetted), when it has any. */
+  addresses?: string[];
 }
 
 /** Probe mode: distinct MX hosts contacted per domain, and addresses tried per host. */
@@ -99,7 +104,14 @@ export class MailDomainInspector {
       const connectable = checks.filter((check) => check.connectable).length;
       const problems = [...new Set(checks.flatMap((check) => (check.problem ? [check.problem] : [])))];
       if (skipped.size > 0) problems.push(`${skipped.size} more MX host(s) of ${domain} not probed (limit ${MAX_PROBED_HOSTS})`);
+      const byPreference = [...mx.records].sort((a, b) => a.priority - b.priority);
+      const mailHosts = new Map<string, MailHost>();
+      for (const record of byPreference) {
+        const addresses = checks[mx.records.indexOf(record)]?.addresses;
+        if (addresses?.length && !mailHosts.has(record.exchange)) mailHosts.set(record.exchange, { name: record.exchange, addresses });
+      }
       return {
+        mailHosts: [...mailHosts.values()],
         acceptsMail: true,
         mxRecordCount: mx.records.length,
         connectableMxRecordCount: connectable,
@@ -117,6 +129,7 @@ export class MailDomainInspector {
     }
     const host = await this.checkHost(domain);
     return {
+      mailHosts: host.addresses?.length ? [{ name: domain, addresses: host.addresses }] : [],
       acceptsMail: true,
       mxRecordCount: 0,
       connectableMxRecordCount: 0,
@@ -155,9 +168,10 @@ export class MailDomainInspector {
     if (allowed.length === 0) {
       return { connectable: false, incomplete: answer.failure !== undefined, problem: answer.failure?.message };
     }
-    if (this.config.smtpProbe === 'off') return { connectable: true, incomplete: false };
-
     const targets = allowed.slice(0, MAX_PROBED_ADDRESSES);
+    // Under `rcpt` the mailbox probe's own session is the connection test (validate.ts): no extra connection per host.
+    if (this.config.smtpProbe !== 'tcp') return { connectable: true, incomplete: false, addresses: targets };
+
     const greeted = await this.probes.remember(
       host,
       this.config.cacheTtlMs,
@@ -169,12 +183,20 @@ export class MailDomainInspector {
         }),
       (ok) => (ok ? this.config.cacheTtlMs : FAILED_PROBE_KEEP_MS),
     );
-    if (greeted) return { connectable: true, incomplete: false };
+    if (greeted) return { connectable: true, incomplete: false, addresses: targets };
     const problem = `SMTP probe of ${host} (${targets.join(', ')}) port ${this.config.smtpPort}: no 220 greeting`;
     return { connectable: false, incomplete: false, problem };
   }
 }
 
 function rejectsMail(mxRecordCount: number): DomainAssessment {
-  return { acceptsMail: false, mxRecordCount, connectableMxRecordCount: 0, canConnect: false, incomplete: false, problems: [] };
+  return {
+    acceptsMail: false,
+    mxRecordCount,
+    connectableMxRecordCount: 0,
+    canConnect: false,
+    incomplete: false,
+    problems: [],
+    mailHosts: [],
+  };
 }

@@ -6,6 +6,8 @@
  *
  * Signals that say nothing about deliverability score nothing either: free
  * providers, gov/edu/mil and subdomains are neither good nor bad.
+ * `deliverability` then caps the sum (computeScore): an undeliverable mailbox
+ * scores at most INVALID_SCORE_CAP, a risky one at most RISKY_SCORE_CAP.
  */
 export const SCORE_WEIGHTS = [
   {
@@ -48,12 +50,22 @@ export const SCORE_WEIGHTS = [
 export type ScoreSignal = (typeof SCORE_WEIGHTS)[number]['signal'];
 export type ScoreSignals = Record<ScoreSignal, boolean>;
 
-/** The most an address whose domain does not accept mail can score. */
+/** The most an address whose domain does not accept mail, or whose mailbox was refused, can score. */
 export const INVALID_SCORE_CAP = 10;
+/** The most a `risky` address (catch-all domain, full mailbox, disposable domain) can score. */
+export const RISKY_SCORE_CAP = 50;
 
-export function computeScore(signals: ScoreSignals): number {
+/**
+ * The sum of the points, then capped by deliverability: `undeliverable` at
+ * INVALID_SCORE_CAP, `risky` at RISKY_SCORE_CAP; `deliverable` and `unknown`
+ * keep the sum (`unknown` is no evidence either way, which is every address
+ * when the mailbox is not probed).
+ */
+export function computeScore(signals: ScoreSignals, deliverability: ScoreInputs['deliverability'] = 'unknown'): number {
   const sum = SCORE_WEIGHTS.reduce((total, row) => total + (signals[row.signal] ? row.points : 0), 0);
-  const capped = signals.accepts_mail ? sum : Math.min(sum, INVALID_SCORE_CAP);
+  let capped = signals.accepts_mail ? sum : Math.min(sum, INVALID_SCORE_CAP);
+  if (deliverability === 'undeliverable') capped = Math.min(capped, INVALID_SCORE_CAP);
+  if (deliverability === 'risky') capped = Math.min(capped, RISKY_SCORE_CAP);
   return Math.max(0, Math.min(100, capped));
 }
 
@@ -66,6 +78,7 @@ export interface ScoreInputs {
   is_username_generic: boolean;
   is_alias: boolean;
   is_disposable: boolean;
+  deliverability?: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
 }
 
 export function scoreSignals(r: ScoreInputs): ScoreSignals {

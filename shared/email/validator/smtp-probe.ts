@@ -39,23 +39,59 @@ export async function probeSmtpHost(addresses: string[], options: ProbeOptions):
 async function greetsWith220(address: string, port: number, timeoutMs: number, proxy: ProbeOptions['proxy']): Promise<boolean> {
   const startedAt = Date.now();
   let socket: net.Socket;
-  if (proxy) {
+  try {
+    socket = await connectSmtp({ address, port, proxy }, timeoutMs);
+  } catch {
+    return false; // refused, timed out, or the proxy could not reach the host
+  }
+  return readGreeting(socket, Math.max(1, timeoutMs - (Date.now() - startedAt)));
+}
+
+export interface SmtpTarget {
+  /** A vetted address (address-policy.ts): never a name a second DNS answer could redirect. */
+  address: string;
+  port: number;
+  proxy: { host: string; port: number } | undefined;
+}
+
+/**
+ * A TCP connection to the SMTP port of a vetted address, directly or through
+ * the SOCKS5 proxy, within the timeout; rejects with the reason. Shared by
+ * this probe and the mailbox probe's dialog (smtp-dialog.ts), which receives
+ * it as a parameter so that its lazily loaded chunk shares no module with
+ * the functions' init code.
+ */
+export async function connectSmtp(target: SmtpTarget, timeoutMs: number): Promise<net.Socket> {
+  if (target.proxy) {
     const { SocksClient } = commonJsExports(await import('socks'), 'SocksClient');
     try {
       const connection = await SocksClient.createConnection({
-        proxy: { host: proxy.host, port: proxy.port, type: 5 },
+        proxy: { host: target.proxy.host, port: target.proxy.port, type: 5 },
         command: 'connect',
-        destination: { host: address, port },
+        destination: { host: target.address, port: target.port },
         timeout: timeoutMs,
       });
-      socket = connection.socket;
-    } catch {
-      return false; // proxy unreachable, or it could not reach the host
+      return connection.socket;
+    } catch (error) {
+      throw new Error(`proxy could not connect: ${(error as Error).message}`, { cause: error });
     }
-  } else {
-    socket = net.connect({ host: address, port });
   }
-  return readGreeting(socket, Math.max(1, timeoutMs - (Date.now() - startedAt)));
+  return new Promise<net.Socket>((resolve, reject) => {
+    const socket = net.connect({ host: target.address, port: target.port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no connection within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`connection failed: ${error.message}`));
+    });
+  });
 }
 
 function readGreeting(socket: net.Socket, timeoutMs: number): Promise<boolean> {
