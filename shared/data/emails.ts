@@ -162,12 +162,11 @@ export async function storeEmails(
       throw new ListGoneError();
     return resumed;
   }
-  const [first, balance, ids] = await Promise.all([
-    reserveSeqs(key, remaining.length, inList),
-    creditBalance(accountId),
-    newNumericIds(remaining.length),
-  ]);
+  const [first, balance] = await Promise.all([reserveSeqs(key, remaining.length, inList), creditBalance(accountId)]);
   if (first === undefined) throw new ListGoneError();
+  // Ids are taken once the sequence numbers are known, so within a container concurrent requests' ids follow their join order
+  // (taken beside the reservation, they could cross, and a page in sequence order would not be in id order).
+  const ids = await newNumericIds(remaining.length);
   const slots = remaining.map(({ address, position }, i) => ({ address, id: ids[i]!, seq: first + i, position }));
   // A journaled chunk's transaction also records it on the idempotency record.
   const perChunk = MAX_ITEMS - (hold ? 3 : 2);
