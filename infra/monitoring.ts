@@ -276,7 +276,8 @@ export class Monitoring extends Construct {
     );
     this.dashboard.addWidgets(
       graph('Credits held (emails waiting for credits)', [business('creditsHeld')], 6),
-      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 18, height: 8 }),
+      graph('Webhook failures', [business('webhookAttemptsFailed'), business('webhookEventsFailed')], 6),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 12, height: 8 }),
     );
   }
 

@@ -96,6 +96,16 @@ export function acknowledgeFindings(stack: MessagingAndEmailValidationStack): vo
       'A dead-letter queue: its messages stay 14 days and its depth alarms; there is nowhere further to send them.',
     );
   }
+  acknowledge(
+    stack.streamDeadLetterQueue,
+    'AwsSolutions-SQS3',
+    "The change-stream consumer's failure destination (a dead-letter queue of the event source mapping, which SQS does not know as one); its depth alarms.",
+  );
+  acknowledge(
+    stack.streamDeadLetterQueue,
+    'Serverless-SQSRedrivePolicy',
+    'A dead-letter queue: its messages stay 14 days and its depth alarms; there is nowhere further to send them.',
+  );
   for (const fn of stack.workerFunctions.values()) {
     for (const mapping of fn.node.children.filter((c) => c.node.id.startsWith('SqsEventSource:'))) {
       acknowledge(

@@ -171,7 +171,7 @@ export const workers: readonly Worker[] = [
     batchSize: 10,
     // Ten attempts of at most 10 s each, in parallel, with room for the records and the next sends.
     timeoutSeconds: 30,
-    maxConcurrency: 5,
+    maxConcurrency: 2,
     decrypts: true,
   },
   {
