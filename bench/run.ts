@@ -19,6 +19,7 @@ import { COLD_START_TARGET, RUNS, coldStarts, type ColdStartReport } from './col
 import { execFileSync } from 'node:child_process';
 import type { ThroughputResult } from './email-throughput.ts';
 import { startIdealServer } from './ideal-server.ts';
+import { eventLatencyRows } from './event-latency.ts';
 
 process.env.LOG_LEVEL = 'silent';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -147,7 +148,10 @@ async function emailLists(): Promise<Row[]> {
 const only = process.argv.includes('--cold') ? 'cold' : process.argv.includes('--api') ? 'api' : undefined;
 if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold or --api)');
 const cold = only === 'api' ? undefined : await coldStarts();
-const rows = [...(cold ? coldStartRows(cold) : []), ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists())])];
+const rows = [
+  ...(cold ? coldStartRows(cold) : []),
+  ...(only === 'cold' ? [] : [...(await api()), ...(await emailLists()), ...eventLatencyRows()]),
+];
 const table = [
   `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, Node ${process.version}; cold imports: median of ${RUNS} fresh processes per function on the functions' Node major${cold?.pinned ? ', one core' : ''}, each paired with the floor; API rows: local server + DynamoDB Local (in memory), ${CONNECTIONS} connections, ${DURATION_SECONDS} s each.`,
   '',

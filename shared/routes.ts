@@ -129,6 +129,12 @@ export interface Worker {
   validates?: boolean;
   /** Opens webhook secrets (kms:Decrypt on the webhook key). */
   decrypts?: boolean;
+  /**
+   * Locally, receive one message at a time: the SQS emulator holds a long
+   * poll until the batch is full or the wait ends, where SQS answers as soon
+   * as a message is there. For workers whose latency the contract bounds.
+   */
+  latencySensitive?: boolean;
 }
 
 export const workers: readonly Worker[] = [
@@ -173,6 +179,7 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 30,
     maxConcurrency: 2,
     decrypts: true,
+    latencySensitive: true,
   },
   {
     name: 'validation-dead-letters',
