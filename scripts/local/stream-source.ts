@@ -26,7 +26,22 @@ export interface StreamSourceOptions {
   run?: Invoker;
 }
 
-type Checkpoints = Record<string, string>;
+/**
+ * A shard's position as kept on disk. `resume` trails the handled position
+ * by REPLAY_MS: the SQS emulator keeps its queues in memory, so delivery
+ * jobs queued shortly before a crash die with the process. A restart replays
+ * the changes of those last seconds; their events keep their ids (derived
+ * from the change), so a receiver sees at worst a duplicate `webhook-id`.
+ * (Retries waiting in the emulator at the time of a crash are lost; on AWS
+ * the queue is durable.)
+ */
+interface ShardCheckpoint {
+  resume?: string;
+  recent: { seq: string; at: number }[];
+}
+type Checkpoints = Record<string, ShardCheckpoint>;
+
+const REPLAY_MS = 30_000;
 
 type Value = Record<string, unknown>;
 /**
@@ -48,8 +63,8 @@ const wireImage = (image: Record<string, Value> | undefined) =>
  * and on a reported failure (or a throw) start again from the failed
  * record, up to `retryAttempts` times, then log it and go on (the deployed
  * mapping's dead-letter queue). The position is checkpointed after every
- * batch, so a process killed mid-way resumes at the first unhandled record:
- * records before it are not invoked again, the batch in flight may be.
+ * batch (see ShardCheckpoint), so a process killed mid-way resumes at most
+ * REPLAY_MS before the first unhandled record.
  */
 export function startStreamSource(consumer: StreamConsumer, options: StreamSourceOptions) {
   const client = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
@@ -59,7 +74,16 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     options.checkpointFile && existsSync(options.checkpointFile)
       ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Checkpoints)
       : {};
-  const save = () => options.checkpointFile && writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
+  /** In this process: the last handled record of each shard. */
+  const handled = new Map<string, string>();
+  const save = (key: string, seq: string) => {
+    handled.set(key, seq);
+    const now = Date.now();
+    const c = (checkpoints[key] ??= { recent: [] });
+    c.recent.push({ seq, at: now });
+    while (c.recent.length > 0 && c.recent[0]!.at <= now - REPLAY_MS) c.resume = c.recent.shift()!.seq;
+    if (options.checkpointFile) writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
+  };
   let running = true;
   let sleeping: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
   const sleep = (ms: number) =>
@@ -75,12 +99,16 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
 
   async function iteratorFor(shardId: string, at?: string): Promise<string | undefined> {
     const key = `${streamArn}/${shardId}`;
-    const after = checkpoints[key];
+    const kept = checkpoints[key];
+    // In this process, right after the last handled record; after a restart, REPLAY_MS before it
+    // (from the start when the last run did not last that long).
+    const after = handled.get(key) ?? kept?.resume;
+    const replayAll = !after && kept !== undefined;
     const input = at
       ? { ShardIteratorType: 'AT_SEQUENCE_NUMBER' as const, SequenceNumber: at }
       : after
         ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: after }
-        : { ShardIteratorType: options.from === 'latest' ? ('LATEST' as const) : ('TRIM_HORIZON' as const) };
+        : { ShardIteratorType: options.from === 'latest' && !replayAll ? ('LATEST' as const) : ('TRIM_HORIZON' as const) };
     const out = await client.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...input }));
     return out.ShardIterator;
   }
@@ -145,10 +173,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
             0,
             records.findIndex((r) => r.dynamodb?.SequenceNumber === failedAt),
           );
-    if (done.length > 0) {
-      checkpoints[key] = done.at(-1)!.dynamodb!.SequenceNumber!;
-      save();
-    }
+    if (done.length > 0) save(key, done.at(-1)!.dynamodb!.SequenceNumber!);
     if (failedAt === undefined) {
       iterators.set(shardId, out.NextShardIterator ?? null);
       return true;
@@ -157,8 +182,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     failures.set(failedAt, tries);
     if (tries > consumer.retryAttempts) {
       console.error(`[${consumer.name}] giving up on stream record ${failedAt} after ${tries} attempts`);
-      checkpoints[key] = failedAt;
-      save();
+      save(key, failedAt);
       iterators.set(shardId, (await iteratorFor(shardId)) ?? null);
     } else {
       iterators.set(shardId, (await iteratorFor(shardId, failedAt)) ?? null);

@@ -243,6 +243,32 @@ describe('webhooks', () => {
     expect(new Set(all.map((r) => r.event.id))).toEqual(new Set([first!.event.id]));
     for (const r of all) expect(verify(secret, r)).toEqual(r.event);
   }, 60_000);
+
+  it('gives an event the same webhook-id when its queue message is delivered again', async () => {
+    // Given a delivery job for an endpoint
+    const t = await aTenant();
+    const { secret, webhook_id } = await subscribe(t, '/queue-again', 'conversation.created');
+    const job = {
+      webhook_id,
+      account_id: t.accountId,
+      attempt: 1,
+      event: {
+        id: 'evt_01JD00000000000000000000AB',
+        type: 'conversation.created',
+        created_at: 1,
+        user: 'ct_x',
+        data: { object: { id: 'conv_x' } },
+      },
+    };
+    const record = (messageId: string) => ({ messageId, body: JSON.stringify(job), attributes: { ApproximateReceiveCount: '1' } });
+    // When the queue hands the same message to the worker twice (a redelivery after a lost delete)
+    await invoke('workers/deliver-webhooks', { Records: [record('m1')] });
+    await invoke('workers/deliver-webhooks', { Records: [record('m1')] });
+    // Then both calls carry the one event id, each verified
+    const calls = await arrived('/queue-again', 'conversation.created', 2);
+    expect(calls.map((r) => r.headers['webhook-id'])).toEqual([job.event.id, job.event.id]);
+    for (const r of calls) expect(verify(secret, r)).toEqual(r.event);
+  });
 });
 
 describe('the SSRF guard of endpoint URLs', () => {
