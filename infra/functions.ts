@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { ApplicationLogLevel, Architecture, Function as Lambda, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -23,11 +24,15 @@ export interface FunctionSpec {
   timeoutSeconds?: number;
   environment?: Record<string, string>;
   validates?: boolean;
+  /** Opens webhook secrets: kms:Decrypt on the webhook key. */
+  decrypts?: boolean;
 }
 
 export interface FunctionDeps {
   functionsDir: string;
   table: ITable;
+  /** Seals the webhook endpoints' secrets (shared/webhooks/secrets.ts). */
+  webhookKey: IKey;
   queues: Record<QueueName, IQueue>;
   settings: DeploySettings;
 }
@@ -79,6 +84,11 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
 
   if (spec.table === 'read') deps.table.grantReadData(fn);
   else if (spec.table === 'readWrite') deps.table.grantReadWriteData(fn);
+
+  if (spec.decrypts) {
+    deps.webhookKey.grantDecrypt(fn);
+    fn.addEnvironment('WEBHOOK_KMS_KEY_ID', deps.webhookKey.keyArn);
+  }
 
   for (const name of new Set(spec.sends ?? [])) {
     const queue = deps.queues[name];

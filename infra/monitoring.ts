@@ -29,7 +29,9 @@ import type { DeploySettings } from './settings.ts';
  */
 export const THRESHOLDS = {
   /** Age of the oldest message on a work queue: longer than two visibility timeouts means it is stuck or retried again and again. */
-  queueAgeSeconds: { purge: 900, validation: 900, delivery: 900 } satisfies Record<QueueName, number>,
+  queueAgeSeconds: { purge: 900, validation: 900, delivery: 900, webhooks: 1800 } satisfies Record<QueueName, number>,
+  /** Age of the newest record a stream consumer read, ms: events reach endpoints this much later than their commit. */
+  streamIteratorAgeMs: 60_000,
   /** Share of requests answered 5xx over 5 minutes, in 2 of 3 periods. */
   serverErrorRate: 0.01,
   /** p99 latency over 5 minutes, in 3 of 3 periods. */
@@ -44,6 +46,9 @@ export interface MonitoringProps {
   functions: Map<string, IFunction>;
   queues: Record<QueueName, IQueue>;
   deadLetterQueues: Record<QueueName, IQueue>;
+  /** The change stream's consumers, by name, and where the records they keep failing on go. */
+  streamFunctions: Map<string, IFunction>;
+  streamDeadLetterQueue: IQueue;
   settings: DeploySettings;
 }
 
@@ -105,6 +110,35 @@ export class Monitoring extends Construct {
         `Oldest message on the ${name} queue older than ${THRESHOLDS.queueAgeSeconds[name]} s.`,
       );
     }
+
+    // The change stream: consumers falling behind, records given up, and webhook events that could not be delivered.
+    for (const [name, fn] of props.streamFunctions) {
+      alarm(
+        `${name}-iterator-age`,
+        fn.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
+        THRESHOLDS.streamIteratorAgeMs,
+        `The ${name} stream consumer is more than ${THRESHOLDS.streamIteratorAgeMs / 1000} s behind the table's changes.`,
+        [3, 3],
+      );
+    }
+    alarm(
+      'stream-dead-letters',
+      props.streamDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      0,
+      'A change-stream batch kept failing: its events were not published.',
+    );
+    alarm(
+      'webhook-delivery-failures',
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: METRIC.webhookEventsFailed.name,
+        dimensionsMap: { service: stackName },
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+      }),
+      0,
+      'A webhook event was given up after its last attempt, or an endpoint was disabled after 3 days of failures.',
+    );
 
     // APIs: error rate and tail latency, per API.
     const apiFigures = [...props.apis].map(([name, api]) => {
@@ -242,7 +276,8 @@ export class Monitoring extends Construct {
     );
     this.dashboard.addWidgets(
       graph('Credits held (emails waiting for credits)', [business('creditsHeld')], 6),
-      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 18, height: 8 }),
+      graph('Webhook failures', [business('webhookAttemptsFailed'), business('webhookEventsFailed')], 6),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 12, height: 8 }),
     );
   }
 

@@ -126,6 +126,19 @@ export class AcknowledgedFindings implements IAspect {
 
   /** The dead-letter queue a queue names: its messages stay 14 days and its depth alarms. */
   private queue(queue: Queue): void {
+    // The change-stream consumer's failure destination: a dead-letter queue SQS itself does not know as one.
+    if (queue.node.id === 'StreamDeadLetterQueue') {
+      acknowledge(
+        queue,
+        'AwsSolutions-SQS3',
+        "The change-stream consumer's failure destination (a dead-letter queue of the event source mapping, which SQS does not know as one); its depth alarms.",
+      );
+      acknowledge(
+        queue,
+        'Serverless-SQSRedrivePolicy',
+        'A dead-letter queue: its messages stay 14 days and its depth alarms; there is nowhere further to send them.',
+      );
+    }
     const deadLetters = queue.deadLetterQueue?.queue;
     if (deadLetters) {
       acknowledge(

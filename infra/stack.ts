@@ -1,17 +1,28 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Aspects, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { Function as Lambda } from 'aws-cdk-lib/aws-lambda';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/db/table-definition.ts';
 import { queues, type QueueDefinition } from '../shared/queues.ts';
-import { schedules, workers, type ApiName, type QueueName, type Schedule, type Worker } from '../shared/routes.ts';
+import {
+  schedules,
+  streams,
+  workers,
+  type ApiName,
+  type QueueName,
+  type Schedule,
+  type StreamConsumer,
+  type Worker,
+} from '../shared/routes.ts';
 import { apiNames, buildApi, type BuiltApi } from './api.ts';
 import { createFunction, pascalCase, type FunctionDeps } from './functions.ts';
 import { apiGatewayLogsRole } from './gateway-account.ts';
@@ -46,6 +57,11 @@ export class MessagingAndEmailValidationStack extends Stack {
   readonly workerFunctions = new Map<Worker, Lambda>();
   readonly scheduleFunctions = new Map<Schedule, Lambda>();
   readonly scheduleRules = new Map<Schedule, Rule>();
+  readonly streamFunctions = new Map<StreamConsumer, Lambda>();
+  /** Change-stream records a consumer kept failing on (their stream coordinates; the records stay in the stream for 24 h). */
+  readonly streamDeadLetterQueue: Queue;
+  /** Seals the webhook endpoints' secrets; the delivery worker may decrypt. */
+  readonly webhookKey: Key;
   readonly settings: DeploySettings;
   readonly monitoring: Monitoring;
   /** API Gateway's account-wide logging role, when this stack sets it. */
@@ -61,9 +77,22 @@ export class MessagingAndEmailValidationStack extends Stack {
     const { main, deadLetters } = this.createQueues();
     this.queues = main;
     this.deadLetterQueues = deadLetters;
+    this.webhookKey = new Key(this, 'WebhookSecretsKey', {
+      description: 'Encrypts webhook endpoint secrets (docs/webhooks.md)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    new CfnOutput(this, 'WebhookKeyId', { value: this.webhookKey.keyArn, description: 'WEBHOOK_KMS_KEY_ID for the admin command line' });
+    this.streamDeadLetterQueue = new Queue(this, 'StreamDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      queueName: `${this.stackName}-stream-dlq`,
+      retentionPeriod: Duration.days(14),
+    });
     const deps: FunctionDeps = {
       functionsDir: props.functionsDir ?? path.join(REPO_ROOT, 'functions'),
       table: this.table,
+      webhookKey: this.webhookKey,
       queues: this.queues,
       settings: this.settings,
     };
@@ -99,6 +128,27 @@ export class MessagingAndEmailValidationStack extends Stack {
       this.workerFunctions.set(worker, fn);
     }
 
+    for (const consumer of streams) {
+      const fn = createFunction(this, `${pascalCase(consumer.name)}StreamFn`, consumer, deps);
+      fn.addEventSource(
+        new DynamoEventSource(this.table, {
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: consumer.batchSize,
+          reportBatchItemFailures: true,
+          bisectBatchOnError: true,
+          retryAttempts: consumer.retryAttempts,
+          onFailure: new SqsDlq(this.streamDeadLetterQueue),
+          // Only the changes that can be events invoke the function.
+          filters: [
+            FilterCriteria.filter({
+              dynamodb: { Keys: { sk: { S: [...consumer.sortKeys.exact, ...consumer.sortKeys.prefix.map((prefix) => ({ prefix }))] } } },
+            }),
+          ],
+        }),
+      );
+      this.streamFunctions.set(consumer, fn);
+    }
+
     for (const schedule of schedules) {
       const id = pascalCase(schedule.name);
       const fn = createFunction(this, `${id}ScheduleFn`, schedule, deps);
@@ -119,6 +169,8 @@ export class MessagingAndEmailValidationStack extends Stack {
       functions: this.namedFunctions(),
       queues: this.queues,
       deadLetterQueues: this.deadLetterQueues,
+      streamFunctions: new Map([...this.streamFunctions].map(([c, fn]) => [c.name, fn])),
+      streamDeadLetterQueue: this.streamDeadLetterQueue,
       settings: this.settings,
     });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
@@ -136,6 +188,7 @@ export class MessagingAndEmailValidationStack extends Stack {
     }
     for (const [worker, fn] of this.workerFunctions) named.set(`worker-${worker.name}`, fn);
     for (const [schedule, fn] of this.scheduleFunctions) named.set(`schedule-${schedule.name}`, fn);
+    for (const [consumer, fn] of this.streamFunctions) named.set(`stream-${consumer.name}`, fn);
     return named;
   }
 
@@ -147,6 +200,7 @@ export class MessagingAndEmailValidationStack extends Stack {
       billingMode: BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: tableDefinition.timeToLiveAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      stream: StreamViewType[tableDefinition.streamViewType],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     for (const index of tableDefinition.globalSecondaryIndexes) {

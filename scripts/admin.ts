@@ -21,6 +21,15 @@ import { createGroup, getGroup, groupAccountOf } from '#shared/data/groups';
 import { addMember, groupMembers, MAX_GROUP_MEMBERS, removeMember } from '#shared/data/group-members';
 import { issueTokenWithId, listTokens, revokeToken, revokeTokenById, TOKEN_PATTERN } from '#shared/data/tokens';
 import { looksLikeId } from '#shared/util/ids';
+import {
+  createWebhook,
+  listWebhooks,
+  parseEventTypes,
+  removeWebhook,
+  rotateWebhookSecret,
+  webhookDeliveries,
+  WebhookInputError,
+} from '#shared/webhooks/manage';
 import { resetDb } from '#shared/db/client';
 import { MAX_RATE_LIMIT, type RateLimits } from '#shared/rate-limits';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
@@ -47,6 +56,11 @@ commands:
   token revoke   --id ID | --token T
   help           this text (also --help)
   credits add    --account A --amount N
+  webhook create --account A --url URL [--events type,type]   prints the id and the secret (shown only here)
+  webhook list   --account A
+  webhook delete --id ID
+  webhook rotate-secret --id ID              a new secret; the old one also signs for 24 h
+  webhook deliveries    --id ID              recent attempts, newest first
   migrate threads                            0.2 → 0.3: moves each 0.2 message into its thread (idempotent)
 
 target (default: the stack \`npm start\` is running, via ${RUNTIME_FILE}):
@@ -248,6 +262,61 @@ const commands: Record<string, Command> = {
     },
   },
 };
+
+/** An endpoint id flag, checked before any read. */
+function webhookId(f: Flags): string {
+  if (!looksLikeId('whk', f.id!)) throw usageError('--id must be a webhook id as listed (whk_...)');
+  return f.id!;
+}
+
+Object.assign(commands, {
+  'webhook create': {
+    flags: ['account', 'url', 'events'],
+    required: ['account', 'url'],
+    run: async (f) => {
+      await requireAccount(f.account!);
+      try {
+        return await createWebhook(f.account!, f.url!, parseEventTypes(f.events));
+      } catch (error) {
+        throw error instanceof WebhookInputError ? usageError(error.message) : error;
+      }
+    },
+  },
+  'webhook list': {
+    flags: ['account'],
+    required: ['account'],
+    run: async (f) => {
+      await requireAccount(f.account!);
+      return { webhooks: await listWebhooks(f.account!) };
+    },
+  },
+  'webhook delete': {
+    flags: ['id'],
+    required: ['id'],
+    run: async (f) => {
+      if (!(await removeWebhook(webhookId(f)))) throw notFound(`webhook ${f.id} not found`);
+      return { deleted: true, webhook_id: f.id };
+    },
+  },
+  'webhook rotate-secret': {
+    flags: ['id'],
+    required: ['id'],
+    run: async (f) => {
+      const rotated = await rotateWebhookSecret(webhookId(f));
+      if (!rotated) throw notFound(`webhook ${f.id} not found`);
+      return rotated;
+    },
+  },
+  'webhook deliveries': {
+    flags: ['id'],
+    required: ['id'],
+    run: async (f) => {
+      const found = await webhookDeliveries(webhookId(f));
+      if (!found) throw notFound(`webhook ${f.id} not found`);
+      return found;
+    },
+  },
+} satisfies Record<string, Command>);
 
 const GLOBAL_FLAGS = ['table', 'region', 'stack'];
 const NUMERIC_FLAGS = ['credits', 'amount'];

@@ -15,6 +15,8 @@ export const queues = {
   purge: { name: 'purge', visibilityTimeoutSeconds: 360, maxReceiveCount: 5 },
   validation: { name: 'validation', visibilityTimeoutSeconds: 360, maxReceiveCount: 3 },
   delivery: { name: 'delivery', visibilityTimeoutSeconds: 360, maxReceiveCount: 5 },
+  /** Webhook attempts: the worker schedules retries itself (a new message per attempt), so a receive fails only on our own errors. */
+  webhooks: { name: 'webhooks', visibilityTimeoutSeconds: 360, maxReceiveCount: 5 },
 } as const satisfies Record<string, QueueDefinition>;
 
 /** Environment variable through which a function learns a queue's URL. */

@@ -127,6 +127,14 @@ export interface Worker {
   /** Consume the queue's dead-letter queue instead of the queue itself. */
   deadLetters?: boolean;
   validates?: boolean;
+  /** Opens webhook secrets (kms:Decrypt on the webhook key). */
+  decrypts?: boolean;
+  /**
+   * Locally, receive one message at a time: the SQS emulator holds a long
+   * poll until the batch is full or the wait ends, where SQS answers as soon
+   * as a message is there. For workers whose latency the contract bounds.
+   */
+  latencySensitive?: boolean;
 }
 
 export const workers: readonly Worker[] = [
@@ -161,6 +169,19 @@ export const workers: readonly Worker[] = [
     maxConcurrency: 5,
   },
   {
+    name: 'deliver-webhooks',
+    handler: 'workers/deliver-webhooks',
+    queue: 'webhooks',
+    table: 'readWrite',
+    sends: ['webhooks'],
+    batchSize: 10,
+    // Ten attempts of at most 10 s each, in parallel, with room for the records and the next sends.
+    timeoutSeconds: 30,
+    maxConcurrency: 2,
+    decrypts: true,
+    latencySensitive: true,
+  },
+  {
     name: 'validation-dead-letters',
     handler: 'workers/validation-dead-letters',
     queue: 'validation',
@@ -169,6 +190,39 @@ export const workers: readonly Worker[] = [
     batchSize: 10,
     timeoutSeconds: 60,
     maxConcurrency: 2,
+  },
+];
+
+/**
+ * Consumers of the table's change stream: a DynamoDB event source mapping on
+ * AWS (partial batch failures, bisect on error, a dead-letter queue for
+ * records that keep failing), a poller of DynamoDB Local's stream locally.
+ * `sortKeys` is the event filter: only changes of items with these sort keys
+ * (exact, or by prefix) invoke the function.
+ */
+export interface StreamConsumer {
+  name: string;
+  handler: string;
+  table: TableAccess;
+  sends?: QueueName[];
+  batchSize: number;
+  timeoutSeconds: number;
+  /** Attempts of a failing batch (after bisecting) before its records go to the dead-letter queue. */
+  retryAttempts: number;
+  sortKeys: { exact: readonly string[]; prefix: readonly string[] };
+}
+
+export const streams: readonly StreamConsumer[] = [
+  {
+    name: 'webhook-events',
+    handler: 'workers/webhook-events',
+    table: 'read',
+    sends: ['webhooks'],
+    batchSize: 100,
+    timeoutSeconds: 60,
+    retryAttempts: 10,
+    // The items whose changes are events (shared/webhooks/events.ts, EVENT_SORT_KEYS).
+    sortKeys: { exact: ['CONV', 'LIST'], prefix: ['MSG#'] },
   },
 ];
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { authorizer, fallback, routes, schedules, workers, type ApiName } from '#shared/routes';
+import { authorizer, fallback, routes, schedules, streams, workers, type ApiName } from '#shared/routes';
 import { queues } from '#shared/queues';
 import { lambdaContext, type FunctionRef, type Invoker } from './lambda.ts';
 
@@ -139,6 +139,16 @@ export class CloudAssembly {
     return this.functionById(found[1].Properties.FunctionName.Ref);
   }
 
+  /** The function a DynamoDB stream event source mapping feeds, by its construct id (`<Name>StreamFn`). */
+  streamConsumer(name: string): AssemblyFunction {
+    const prefix = name.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase()) + 'StreamFn';
+    const found = this.ofType('AWS::Lambda::EventSourceMapping').find(
+      ([, r]) => r.Properties.EventSourceArn['Fn::GetAtt']?.[1] === 'StreamArn' && String(r.Properties.FunctionName.Ref).startsWith(prefix),
+    );
+    if (!found) throw new Error(`no stream consumer ${name}`);
+    return this.functionById(found[1].Properties.FunctionName.Ref);
+  }
+
   /** The function a scheduled rule targets, by the rule's description naming the handler. */
   scheduled(handler: string): AssemblyFunction {
     const found = this.ofType('AWS::Events::Rule').find(([, r]) => String(r.Properties.Description).includes(handler));
@@ -155,6 +165,8 @@ export class CloudAssembly {
     const worker = workers.find((w) => w.handler === fn.handler);
     if (worker) return this.queueConsumer(`${this.stackName}-${queues[worker.queue].name}${worker.deadLetters ? '-dlq' : ''}`);
     if (schedules.some((s) => s.handler === fn.handler)) return this.scheduled(fn.handler);
+    const consumer = streams.find((s) => s.handler === fn.handler);
+    if (consumer) return this.streamConsumer(consumer.name);
     throw new Error(`no function for ${fn.handler}`);
   }
 
@@ -165,6 +177,9 @@ export class CloudAssembly {
       const ref = (value as { Ref?: string }).Ref;
       const r = ref ? this.resources[ref] : undefined;
       if (r?.Type === 'AWS::DynamoDB::Table') return local.tableName;
+      // The webhook key: locally secrets are sealed with WEBHOOK_SECRET_KEY instead (shared/webhooks/secrets.ts).
+      const getAtt = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+      if (getAtt && this.resources[getAtt[0]]?.Type === 'AWS::KMS::Key') return '';
       if (r?.Type === 'AWS::SQS::Queue') {
         const url = local.queueUrls[r.Properties.QueueName];
         if (url) return url;

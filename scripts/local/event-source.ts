@@ -22,7 +22,7 @@ export function startEventSource(sqs: SQSClient, worker: Worker, queueUrl: strin
         const out = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
-            MaxNumberOfMessages: Math.min(worker.batchSize, 10),
+            MaxNumberOfMessages: worker.latencySensitive ? 1 : Math.min(worker.batchSize, 10),
             WaitTimeSeconds: waitSeconds,
             MessageSystemAttributeNames: ['All'],
             // The emulator reads only the older parameter; without it every receive looks like the first.

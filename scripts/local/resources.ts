@@ -3,6 +3,7 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -22,7 +23,13 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  await client.send(new DescribeTableCommand({ TableName: tableName }));
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  // A table kept from before the change stream (0.3) gets it now; events start from here.
+  if (!Table?.StreamSpecification?.StreamEnabled) {
+    await client.send(
+      new UpdateTableCommand({ TableName: tableName, StreamSpecification: createTableInput(tableName).StreamSpecification }),
+    );
+  }
 }
 
 /** Creates every queue of the shared definitions with its dead-letter queue; returns env vars with their URLs. */

@@ -1,10 +1,13 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { resetConfig } from '#shared/config';
 import { resetDb } from '#shared/db/client';
 import { recoverAfterRestart } from '#shared/email/recovery';
 import { deadLetterUrlEnv, queueUrlEnv } from '#shared/queues';
-import { schedules, workers } from '#shared/routes';
+import { schedules, streams, workers } from '#shared/routes';
 import { invoke, type Invoker } from './lambda.ts';
 import { startDynamoDbLocal, type RunningService } from './dynamodb.ts';
 import { startEventSource } from './event-source.ts';
@@ -12,6 +15,7 @@ import { startApiServer, type RunningApi } from './http-server.ts';
 import { accountRateLimiter } from './rate-limiter.ts';
 import { ensureQueues, ensureTable } from './resources.ts';
 import { startSqsEmulator } from './sqs.ts';
+import { startStreamSource, type StreamSourceOptions } from './stream-source.ts';
 
 export interface LocalStackOptions {
   tableName?: string;
@@ -69,6 +73,7 @@ export async function startBackends(options: LocalStackOptions = {}): Promise<Ba
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqsService.endpoint,
+      WEBHOOK_SECRET_KEY: localWebhookKey(options.dataDir),
       ...queueEnv,
     };
     return { env, stop };
@@ -76,6 +81,19 @@ export async function startBackends(options: LocalStackOptions = {}): Promise<Ba
     await stop();
     throw error;
   }
+}
+
+/**
+ * The local stand-in for the KMS key that seals webhook secrets
+ * (shared/webhooks/secrets.ts): random, kept with the data when there is a
+ * data directory, so secrets stored before a restart still open.
+ */
+function localWebhookKey(dataDir: string | undefined): string {
+  const file = dataDir && path.join(dataDir, 'webhook-secret-key');
+  if (file && existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const key = randomBytes(32).toString('base64');
+  if (file) writeFileSync(file, key, { mode: 0o600 });
+  return key;
 }
 
 /** Points this process's handlers at the backends: they read the environment, as on Lambda. */
@@ -97,6 +115,22 @@ export function startWorkers(env: Record<string, string>, options: { waitSeconds
       sqs.destroy();
     },
   };
+}
+
+/** Runs every change-stream consumer the way Lambda's DynamoDB event source mapping would. */
+export function startStreams(env: Record<string, string>, options: Pick<StreamSourceOptions, 'checkpointFile' | 'from' | 'run'> = {}) {
+  const sources = streams.map((consumer) =>
+    startStreamSource(consumer, {
+      endpoint: env.AWS_ENDPOINT_URL_DYNAMODB!,
+      region: env.AWS_REGION ?? REGION,
+      credentials,
+      tableName: env.TABLE_NAME!,
+      ...options,
+      // One checkpoint file per consumer.
+      checkpointFile: options.checkpointFile?.replace(/\.json$/, `-${consumer.name}.json`),
+    }),
+  );
+  return { stop: async () => void (await Promise.all(sources.map((s) => s.stop()))) };
 }
 
 /** Runs the scheduled functions on timers, as EventBridge rules would. */
@@ -121,9 +155,14 @@ export async function startLocalRuntime(options: LocalStackOptions = {}): Promis
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
+    // Webhooks to loopback receivers are allowed locally (docs/webhooks.md); the admin command line reads this from the runtime file.
+    backends.env.ALLOW_PRIVATE_WEBHOOKS = process.env.ALLOW_PRIVATE_WEBHOOKS ?? 'true';
     useBackends(backends.env);
     if (options.workers !== false) {
       stops.push(startWorkers(backends.env).stop);
+      stops.push(
+        startStreams(backends.env, { checkpointFile: options.dataDir && path.join(options.dataDir, 'stream-checkpoint.json') }).stop,
+      );
       stops.push(startSchedules().stop);
       // The local queue starts empty: work it held before a stop or a crash is queued again from the table.
       await recoverAfterRestart();

@@ -118,6 +118,12 @@ const entrySchema = /* @__PURE__ */ (() =>
 
 type Entry = v.InferOutput<typeof entrySchema>;
 
+/** A thread's stored message (from a change stream image) as one participant's conversation shows it. */
+export const toThreadMessage = (item: Record<string, unknown>, conversationId: string): Message => ({
+  ...parseItem(contentSchema, item),
+  conversation_id: conversationId,
+});
+
 /** The message as `reader` has it: their conversation, and their read time (the sender's is the first other reader's). */
 function asReadBy(reader: string, content: Record<string, unknown>, entry: Entry): Message {
   const m = parseItem(contentSchema, content);

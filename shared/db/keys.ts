@@ -105,6 +105,13 @@ export const keys = {
   /** One item per address in a list: makes "already in the list" an atomic check. */
   listAddress: tableKey('ACC#<acct>#LIST#<list>#ADDR#<address>', 'ADDR', { address: (a) => a.toLowerCase() }),
 
+  /** An account's webhook endpoints, in one partition: the change stream's consumer reads them with one Query per account. */
+  webhook: tableKey('ACC#<acct>#WEBHOOKS', 'WEBHOOK#<whk>'),
+  /** gsi2: an endpoint by its id alone, for the admin command line. */
+  webhookById: indexKey('gsi2', 'WEBHOOKID#<whk>', 'WEBHOOK'),
+  /** One delivery attempt of an event to an endpoint (`webhook deliveries`), newest last; expires after 30 days. */
+  webhookAttempt: tableKey('ACC#<acct>#WEBHOOK#<whk>#ATTEMPTS', '<ms>#<evt>#<attempt>'),
+
   /** Work stored but not yet handed to the queue (transactional outbox), swept if a crash strands it. */
   outbox: tableKey('ACC#<acct>#OUTBOX#<uuid>', 'OUTBOX'),
   /** gsi2: outboxes ready to send, oldest first, over OUTBOX_SHARDS partitions. */

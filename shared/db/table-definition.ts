@@ -6,6 +6,8 @@ export const tableDefinition = {
   partitionKey: 'pk',
   sortKey: 'sk',
   timeToLiveAttribute: 'expires_at',
+  /** The change stream the webhook events come from (docs/webhooks.md): both images, so a change can be compared. */
+  streamViewType: 'NEW_AND_OLD_IMAGES',
   globalSecondaryIndexes: [
     { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
     { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
@@ -24,6 +26,7 @@ export function createTableInput(tableName: string) {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
+    StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
     AttributeDefinitions: keys.map((name) => ({ AttributeName: name, AttributeType: 'S' as const })),
     KeySchema: [
       { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' as const },

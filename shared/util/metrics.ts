@@ -35,6 +35,9 @@ export const METRIC = {
   listCompletionTime: { name: 'ListCompletionTime', unit: 'Seconds' },
   /** Emails stored but held back because the account lacked credits (one credit each). */
   creditsHeld: { name: 'CreditsHeld', unit: 'Count' },
+  /** Webhook attempts that failed (each one, retried or not), and events given up after their last attempt or a disabled endpoint. */
+  webhookAttemptsFailed: { name: 'WebhookAttemptsFailed', unit: 'Count' },
+  webhookEventsFailed: { name: 'WebhookEventsFailed', unit: 'Count' },
 } as const satisfies Record<string, { name: string; unit: MetricUnit }>;
 
 export type MetricName = keyof typeof METRIC;

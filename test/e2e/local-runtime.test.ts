@@ -6,6 +6,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -496,6 +497,70 @@ describe('npm start and the admin command line', () => {
       // An IDE's stop button: SIGTERM to the npm process only, not its group.
       process.kill(stack.proc.pid!, 'SIGTERM');
       await expectStopped(stack, ['SIGTERM', '143', '0']);
+    },
+  );
+  it(
+    'npm start: the event of a change committed right before a SIGKILL arrives after the restart',
+    { timeout: 2 * READY_TIMEOUT_MS + 40_000 },
+    async () => {
+      // Given a running stack with an endpoint on a loopback receiver
+      const received: { at: number; type: string; data: { object: { id: string; is_pinned: boolean } } }[] = [];
+      const receiver = createServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk) => (body += chunk));
+        req.on('end', () => {
+          received.push({ at: Date.now(), ...JSON.parse(body) });
+          res.statusCode = 204;
+          res.end();
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      try {
+        const before = await startStack();
+        const port = (receiver.address() as { port: number }).port;
+        const url = `http://127.0.0.1:${port}/hook`;
+        const subscribed = await admin(
+          'webhook',
+          'create',
+          '--account',
+          before.vars.DEMO_ACCOUNT_ID!,
+          '--url',
+          url,
+          '--events',
+          'conversation.updated',
+        );
+        expect(subscribed.code).toBe(0);
+        const token = before.vars.DEMO_TOKEN!;
+        const [conversation] = (await call(before.vars.MESSAGING_BASE_URL!, 'GET', '/v1/conversations', token)).body.data;
+        const pinned = !conversation.is_pinned;
+        // When a change commits and the whole stack (DynamoDB Local included) is killed at once
+        const changed = await call(before.vars.MESSAGING_BASE_URL!, 'PUT', `/v1/conversations/${conversation.id}`, token, {
+          is_pinned: String(pinned),
+        });
+        expect(changed.status).toBe(200);
+        killGroup(before.proc);
+        await before.exited;
+        const restartedAt = Date.now();
+        // Then after a restart on the same data its event arrives (again, if it made it out before the kill)
+        const after = await startStack();
+        try {
+          await within(
+            (async () => {
+              while (
+                !received.some((e) => e.at >= restartedAt && e.data.object.id === conversation.id && e.data.object.is_pinned === pinned)
+              )
+                await new Promise((r) => setTimeout(r, 200));
+            })(),
+            20_000,
+            'the event after the restart',
+          );
+        } finally {
+          process.kill(-after.proc.pid!, 'SIGINT');
+          await expectStopped(after);
+        }
+      } finally {
+        await new Promise((resolve) => receiver.close(resolve));
+      }
     },
   );
 });

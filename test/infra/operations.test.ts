@@ -5,7 +5,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../../shared/util/metrics.ts';
-import { routes, workers } from '../../shared/routes.ts';
+import { routes, streams, workers } from '../../shared/routes.ts';
 import { VALIDATOR_ENV_VARS } from '../../shared/email/validator/config.ts';
 import { accessLogFormat, ACCESS_LOG_FIELDS } from '../../infra/api.ts';
 import { THRESHOLDS } from '../../infra/monitoring.ts';
@@ -145,14 +145,14 @@ describe('authorizer cache', () => {
 describe('limits', () => {
   it('caps each worker event source at its maximum concurrency, so a backlog cannot starve the APIs', () => {
     const mappings = resources(template, 'AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(workers.length);
+    expect(mappings).toHaveLength(workers.length + streams.length);
     for (const [worker, fn] of stack.workerFunctions) {
       const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === logicalId(fn))!;
       expect(mapping.Properties.ScalingConfig).toEqual({ MaximumConcurrency: worker.maxConcurrency });
       expect(worker.maxConcurrency).toBeGreaterThanOrEqual(2); // Lambda's minimum
     }
     // All workers together stay a small share of the default 1,000 concurrent executions.
-    expect(workers.reduce((sum, w) => sum + w.maxConcurrency, 0)).toBeLessThanOrEqual(11);
+    expect(workers.reduce((sum, w) => sum + w.maxConcurrency, 0)).toBeLessThanOrEqual(13);
     // Nothing reserved: a reservation is taken from the account's pool even when idle.
     for (const [, { Properties: p }] of resources(template, 'AWS::Lambda::Function'))
       expect(p.ReservedConcurrentExecutions).toBeUndefined();
@@ -166,7 +166,8 @@ describe('alarms', () => {
 
   it('has one alarm per dead-letter queue, work queue, API figure and function figure, and nothing else', () => {
     const queueCount = Object.keys(stack.queues).length;
-    expect(alarms).toHaveLength(2 * queueCount + 2 * apiCount + 2 * functionCount);
+    // Plus the change stream's: each consumer's iterator age, its dead-letter queue, and webhook events given up.
+    expect(alarms).toHaveLength(2 * queueCount + 2 * apiCount + 2 * functionCount + streams.length + 2);
     for (const a of alarms) {
       expect(a.TreatMissingData).toBe('notBreaching');
       expect(a.AlarmDescription).toContain('docs/operations.md');
@@ -233,7 +234,7 @@ describe('alarms', () => {
         });
       }
     }
-    expect(stack.namedFunctions().size).toBe(routes.length + 2 * apiCount + workers.length + 1);
+    expect(stack.namedFunctions().size).toBe(routes.length + 2 * apiCount + workers.length + streams.length + 1);
   });
 
   it('notifies nobody unless asked; an e-mail gets a topic, a topic ARN is used as is', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { AUTHORIZATION_PATTERN, generateToken } from '../../shared/data/tokens.ts';
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
-import { authorizer, routes, schedules, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
+import { authorizer, routes, schedules, streams, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
 import { DEPLOY_NODE_MAJOR, lambdaRuntime, parseMajor } from '../../infra/runtime.ts';
 import { assertWorkerFitsQueue } from '../../infra/stack.ts';
 import { logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
@@ -97,6 +97,7 @@ function allFunctions() {
   }
   for (const [worker, fn] of stack.workerFunctions) rows.push({ fn, table: worker.table, sends: worker.sends });
   for (const [schedule, fn] of stack.scheduleFunctions) rows.push({ fn, table: schedule.table, sends: schedule.sends });
+  for (const [consumer, fn] of stack.streamFunctions) rows.push({ fn, table: consumer.table, sends: consumer.sends });
   return rows;
 }
 
@@ -137,7 +138,8 @@ describe('SQS queues', () => {
   const defs = Object.entries(queues) as [QueueName, QueueDefinition][];
 
   it('creates a queue and a dead-letter queue per definition', () => {
-    template.resourceCountIs('AWS::SQS::Queue', defs.length * 2);
+    // And the change stream's dead-letter queue.
+    template.resourceCountIs('AWS::SQS::Queue', defs.length * 2 + 1);
     for (const [key, def] of defs) {
       const queue = stack.queues[key];
       expect(stack.deadLetterQueues[key]).toBe(queue.deadLetterQueue!.queue);
@@ -172,7 +174,7 @@ describe('SQS queues', () => {
 
 describe('Lambda functions', () => {
   it('creates exactly one function per route, authorizer and fallback per API, worker, and schedule', () => {
-    const expected = routes.length + apiNames.length * 2 + workers.length + schedules.length;
+    const expected = routes.length + apiNames.length * 2 + workers.length + schedules.length + streams.length;
     template.resourceCountIs('AWS::Lambda::Function', expected);
     expect(allFunctions()).toHaveLength(expected);
   });
@@ -244,7 +246,9 @@ describe('least privilege', () => {
       expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0);
       // ...and only to the queues the row names.
       const sendTargets = [...(sqsGrants(fn).get('sqs:SendMessage') ?? [])].sort();
-      expect(sendTargets).toEqual([...new Set(sends)].map((q) => logicalId(stack.queues[q])).sort());
+      // A stream consumer also sends the records it gives up on to the stream's dead-letter queue (its failure destination).
+      const failureDestination = [...stack.streamFunctions.values()].includes(fn as never) ? [logicalId(stack.streamDeadLetterQueue)] : [];
+      expect(sendTargets).toEqual([...[...new Set(sends)].map((q) => logicalId(stack.queues[q])), ...failureDestination].sort());
       const env = envOf(fn);
       for (const q of Object.keys(queues) as QueueName[]) {
         if (sends.includes(q)) expect(env[queueUrlEnv(q)]).toEqual({ Ref: logicalId(stack.queues[q]) });
@@ -475,7 +479,7 @@ describe('workers', () => {
   const sourceOf = (worker: (typeof workers)[number]) => (worker.deadLetters ? stack.deadLetterQueues : stack.queues)[worker.queue];
 
   it('consumes each worker queue (or its dead-letter queue) with partial batch failures', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', workers.length);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', workers.length + streams.length);
     expect(stack.workerFunctions.size).toBe(workers.length);
     const mappings = Object.values(resources('AWS::Lambda::EventSourceMapping'));
     for (const [worker, fn] of stack.workerFunctions) {
@@ -573,5 +577,47 @@ describe('schedules', () => {
         SourceArn: getAtt(logicalId(stack.scheduleRules.get(schedule)!)),
       });
     }
+  });
+});
+
+describe('the change stream', () => {
+  it('streams both images of every change of the table', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });
+  });
+
+  it('feeds each consumer with partial batch failures, bisect on error, a dead-letter queue and a filter on the event items', () => {
+    expect(stack.streamFunctions.size).toBe(streams.length);
+    const mappings = Object.values(resources('AWS::Lambda::EventSourceMapping'));
+    for (const [consumer, fn] of stack.streamFunctions) {
+      const own = mappings.filter((m) => m.Properties.FunctionName.Ref === logicalId(fn));
+      expect(own, consumer.name).toHaveLength(1);
+      const p = own[0]!.Properties;
+      expect(p).toEqual(
+        expect.objectContaining({
+          EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.table), 'StreamArn'] },
+          BatchSize: consumer.batchSize,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          BisectBatchOnFunctionError: true,
+          MaximumRetryAttempts: consumer.retryAttempts,
+          StartingPosition: 'TRIM_HORIZON',
+          DestinationConfig: { OnFailure: { Destination: getAtt(logicalId(stack.streamDeadLetterQueue)) } },
+        }),
+      );
+      const pattern = JSON.parse(p.FilterCriteria.Filters[0].Pattern);
+      expect(pattern.dynamodb.Keys.sk.S).toEqual([...consumer.sortKeys.exact, ...consumer.sortKeys.prefix.map((prefix) => ({ prefix }))]);
+    }
+  });
+
+  it('queues webhook deliveries, and only their worker may decrypt endpoint secrets', () => {
+    const worker = [...stack.workerFunctions].find(([w]) => w.name === 'deliver-webhooks')![1];
+    const env = (
+      resources('AWS::Lambda::Function')[logicalId(worker)] as { Properties: { Environment: { Variables: Record<string, unknown> } } }
+    ).Properties.Environment.Variables;
+    expect(env.WEBHOOK_KMS_KEY_ID).toEqual(getAtt(logicalId(stack.webhookKey)));
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    const decrypting = Object.values(resources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('kms:Decrypt'),
+    );
+    expect(decrypting).toHaveLength(1);
   });
 });

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { db, tableName } from '#shared/db/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queues, deadLetterUrlEnv, queueUrlEnv, type QueueDefinition } from '#shared/queues';
 import { routes, type QueueName } from '#shared/routes';
@@ -62,13 +65,14 @@ describe('cdk synth', () => {
     const invoked = new Set<string>();
     const sqs = new SQSClient({});
     // Read once: while a function runs, this process's environment is that function's.
-    const urls = { purge: '', deadLetters: '', delivery: '' };
+    const urls = { purge: '', deadLetters: '', delivery: '', webhooks: '' };
 
     beforeAll(async () => {
       assembly = CloudAssembly.read(out);
       env = await emailEnv(undefined, { workers: false });
       urls.purge = process.env.PURGE_QUEUE_URL!;
       urls.delivery = process.env.DELIVERY_QUEUE_URL!;
+      urls.webhooks = process.env.WEBHOOKS_QUEUE_URL!;
       urls.deadLetters = process.env.VALIDATION_DLQ_URL!;
       const queueUrls: Record<string, string> = {};
       for (const [key, def] of Object.entries(queues) as [QueueName, QueueDefinition][]) {
@@ -197,6 +201,31 @@ describe('cdk synth', () => {
       // The emulator's counts can read empty before the event source has taken the message: wait for the invocation itself.
       await eventually(async () => [...invoked].some((id) => id.startsWith('ValidationDeadLettersWorkerFn')));
       await expect(invoke({ handler: 'workers/sweeper' }, {}, 60)).resolves.toMatchObject({ resent: expect.any(Number) });
+    });
+
+    it('run the change-stream consumer and the webhook worker', async () => {
+      // A committed change of an event item (a new conversation), as the stream hands it to the consumer
+      const t = await aTenant();
+      const conversation = await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } });
+      const key = { pk: `ACC#${t.accountId}#USER#${t.contactIds.alice}#CONV#${conversation.body.id}`, sk: 'CONV' };
+      const { Item } = await db().send(new GetCommand({ TableName: tableName(), Key: key }));
+      const record = {
+        eventID: 'e1',
+        eventName: 'INSERT',
+        eventSource: 'aws:dynamodb',
+        dynamodb: { ApproximateCreationDateTime: Date.now() / 1000, SequenceNumber: '1', Keys: marshall(key), NewImage: marshall(Item!) },
+      };
+      // The account has no endpoint: consumed, nothing to send
+      await expect(invoke({ handler: 'workers/webhook-events' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
+      // A job for an endpoint that no longer exists is dropped by the worker
+      const job = {
+        webhook_id: 'whk_01JD0000000000000000000000',
+        account_id: t.accountId,
+        attempt: 1,
+        event: { id: 'evt_x', type: 'conversation.created', created_at: 1, data: { object: {} } },
+      };
+      await sqs.send(new SendMessageCommand({ QueueUrl: urls.webhooks, MessageBody: JSON.stringify(job) }));
+      await eventually(() => queueEmpty(urls.webhooks));
     });
 
     it('ran every function of the template, each from its own bundle', () => {

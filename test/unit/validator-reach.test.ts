@@ -57,8 +57,14 @@ describe('what the handlers load at import', () => {
     expect(all.filter((h) => validatorFiles(h.files).length > 0).map((h) => h.handler)).toEqual([
       'email-lists/add',
       'emails/create',
+      'workers/deliver-webhooks',
       'workers/validate-emails',
     ]);
+  });
+
+  it('webhook delivery loads only the address policy (its SSRF guard)', () => {
+    const deliver = all.find((h) => h.handler === 'workers/deliver-webhooks')!;
+    expect(validatorFiles(deliver.files)).toEqual(['shared/email/validator/address-policy.ts']);
   });
 
   it('adding to a list loads only the syntax check', () => {

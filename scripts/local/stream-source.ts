@@ -1,0 +1,229 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  ListStreamsCommand,
+  type _Record,
+  type Shard,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { StreamConsumer } from '#shared/routes';
+import { invokeSource, type Invoker } from './lambda.ts';
+
+export interface StreamSourceOptions {
+  endpoint: string;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  tableName: string;
+  /** Where the last handled sequence number of each shard is kept, so a restart resumes there (npm start keeps it with its data). */
+  checkpointFile?: string;
+  /** Without a checkpoint: from the oldest record kept (default), or only changes from now on (tests sharing a table). */
+  from?: 'trim_horizon' | 'latest';
+  /** Pause between polls of a shard with nothing new. */
+  idleMs?: number;
+  run?: Invoker;
+}
+
+/**
+ * A shard's position as kept on disk. `resume` trails the handled position
+ * by REPLAY_MS: the SQS emulator keeps its queues in memory, so delivery
+ * jobs queued shortly before a crash die with the process. A restart replays
+ * the changes of those last seconds; their events keep their ids (derived
+ * from the change), so a receiver sees at worst a duplicate `webhook-id`.
+ * (Retries waiting in the emulator at the time of a crash are lost; on AWS
+ * the queue is durable.)
+ */
+interface ShardCheckpoint {
+  resume?: string;
+  recent: { seq: string; at: number }[];
+}
+type Checkpoints = Record<string, ShardCheckpoint>;
+
+const REPLAY_MS = 30_000;
+
+type Value = Record<string, unknown>;
+/**
+ * The streams client reads an empty map attribute (`{"M": {}}` on the wire)
+ * as `{}`, which no unmarshaller accepts; Lambda's event carries `{"M": {}}`.
+ */
+function wireValue(value: Value): Value {
+  if (Object.keys(value).length === 0) return { M: {} };
+  if (value.M) return { M: wireImage(value.M as Record<string, Value>) };
+  if (value.L) return { L: (value.L as Value[]).map(wireValue) };
+  return value;
+}
+const wireImage = (image: Record<string, Value> | undefined) =>
+  image && Object.fromEntries(Object.entries(image).map(([name, value]) => [name, wireValue(value)]));
+
+/**
+ * What Lambda's DynamoDB event source mapping does, for one consumer, on
+ * DynamoDB Local's stream: read each shard in order, invoke with a batch,
+ * and on a reported failure (or a throw) start again from the failed
+ * record, up to `retryAttempts` times, then log it and go on (the deployed
+ * mapping's dead-letter queue). The position is checkpointed after every
+ * batch (see ShardCheckpoint), so a process killed mid-way resumes at most
+ * REPLAY_MS before the first unhandled record.
+ */
+export function startStreamSource(consumer: StreamConsumer, options: StreamSourceOptions) {
+  const client = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
+  const run = options.run ?? invokeSource;
+  const idleMs = options.idleMs ?? 100;
+  const checkpoints: Checkpoints =
+    options.checkpointFile && existsSync(options.checkpointFile)
+      ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Checkpoints)
+      : {};
+  /** In this process: the last handled record of each shard. */
+  const handled = new Map<string, string>();
+  const save = (key: string, seq: string) => {
+    handled.set(key, seq);
+    const now = Date.now();
+    const c = (checkpoints[key] ??= { recent: [] });
+    c.recent.push({ seq, at: now });
+    while (c.recent.length > 0 && c.recent[0]!.at <= now - REPLAY_MS) c.resume = c.recent.shift()!.seq;
+    if (options.checkpointFile) writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
+  };
+  let running = true;
+  let sleeping: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      sleeping = { timer: setTimeout(resolve, ms), resolve };
+    });
+
+  const iterators = new Map<string, string | null>();
+  const failures = new Map<string, number>();
+  let streamArn: string | undefined;
+  let shards: Shard[] = [];
+  let described = 0;
+
+  async function iteratorFor(shardId: string, at?: string): Promise<string | undefined> {
+    const key = `${streamArn}/${shardId}`;
+    const kept = checkpoints[key];
+    // In this process, right after the last handled record; after a restart, REPLAY_MS before it
+    // (from the start when the last run did not last that long).
+    const after = handled.get(key) ?? kept?.resume;
+    const replayAll = !after && kept !== undefined;
+    const input = at
+      ? { ShardIteratorType: 'AT_SEQUENCE_NUMBER' as const, SequenceNumber: at }
+      : after
+        ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: after }
+        : { ShardIteratorType: options.from === 'latest' && !replayAll ? ('LATEST' as const) : ('TRIM_HORIZON' as const) };
+    const out = await client.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...input }));
+    return out.ShardIterator;
+  }
+
+  async function describe() {
+    if (!streamArn) {
+      const listed = await client.send(new ListStreamsCommand({ TableName: options.tableName }));
+      streamArn = listed.Streams?.[0]?.StreamArn;
+      if (!streamArn) return;
+    }
+    const out = await client.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    shards = out.StreamDescription?.Shards ?? [];
+    described = Date.now();
+  }
+
+  const toEvent = (records: _Record[]): DynamoDBStreamEvent => ({
+    Records: records.map(
+      (r) =>
+        ({
+          eventID: r.eventID,
+          eventName: r.eventName,
+          eventVersion: r.eventVersion,
+          eventSource: 'aws:dynamodb',
+          awsRegion: options.region,
+          eventSourceARN: streamArn,
+          dynamodb: {
+            ...r.dynamodb,
+            NewImage: wireImage(r.dynamodb?.NewImage as Record<string, Value> | undefined),
+            OldImage: wireImage(r.dynamodb?.OldImage as Record<string, Value> | undefined),
+            ApproximateCreationDateTime: (r.dynamodb?.ApproximateCreationDateTime?.getTime() ?? Date.now()) / 1000,
+          },
+        }) as DynamoDBRecord,
+    ),
+  });
+
+  /** One batch of one shard; resolves to whether it had records. */
+  async function pollShard(shard: Shard): Promise<boolean> {
+    const shardId = shard.ShardId!;
+    const key = `${streamArn}/${shardId}`;
+    if (!iterators.has(shardId)) iterators.set(shardId, (await iteratorFor(shardId)) ?? null);
+    const iterator = iterators.get(shardId);
+    if (!iterator) return false;
+    const out = await client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: consumer.batchSize }));
+    const records = out.Records ?? [];
+    if (records.length === 0) {
+      iterators.set(shardId, out.NextShardIterator ?? null);
+      return false;
+    }
+    let failedAt: string | undefined;
+    try {
+      const result = (await run({ handler: consumer.handler }, toEvent(records), consumer.timeoutSeconds)) as
+        DynamoDBBatchResponse | undefined;
+      failedAt = result?.batchItemFailures?.[0]?.itemIdentifier;
+    } catch (error) {
+      console.error(`[${consumer.name}] invocation failed`, (error as Error).message);
+      failedAt = records[0]!.dynamodb!.SequenceNumber;
+    }
+    const done =
+      failedAt === undefined
+        ? records
+        : records.slice(
+            0,
+            records.findIndex((r) => r.dynamodb?.SequenceNumber === failedAt),
+          );
+    if (done.length > 0) save(key, done.at(-1)!.dynamodb!.SequenceNumber!);
+    if (failedAt === undefined) {
+      iterators.set(shardId, out.NextShardIterator ?? null);
+      return true;
+    }
+    const tries = (failures.get(failedAt) ?? 0) + 1;
+    failures.set(failedAt, tries);
+    if (tries > consumer.retryAttempts) {
+      console.error(`[${consumer.name}] giving up on stream record ${failedAt} after ${tries} attempts`);
+      save(key, failedAt);
+      iterators.set(shardId, (await iteratorFor(shardId)) ?? null);
+    } else {
+      iterators.set(shardId, (await iteratorFor(shardId, failedAt)) ?? null);
+      await sleep(Math.min(5_000, 100 * 2 ** tries));
+    }
+    return true;
+  }
+
+  const loop = (async () => {
+    while (running) {
+      try {
+        if (!streamArn || Date.now() - described > 5_000) await describe();
+        let busy = false;
+        const open = new Set(shards.map((s) => s.ShardId!));
+        for (const shard of shards) {
+          if (!running) break;
+          // A child shard's records follow its parent's: read it once the parent is finished.
+          if (shard.ParentShardId && open.has(shard.ParentShardId) && iterators.get(shard.ParentShardId) !== null) continue;
+          busy = (await pollShard(shard)) || busy;
+        }
+        if (!busy && running) await sleep(idleMs);
+      } catch (error) {
+        if (!running) break;
+        console.error(`[${consumer.name}] stream poll failed`, (error as Error).message);
+        // An expired iterator (or a re-created table) starts over from the checkpoints.
+        iterators.clear();
+        streamArn = undefined;
+        await sleep(1_000);
+      }
+    }
+  })();
+
+  return {
+    stop: async () => {
+      running = false;
+      if (sleeping) {
+        clearTimeout(sleeping.timer);
+        sleeping.resolve();
+      }
+      await loop;
+      client.destroy();
+    },
+  };
+}
