@@ -529,7 +529,7 @@ describe('npm start and the admin command line', () => {
           '--events',
           'conversation.updated',
         );
-        expect(subscribed.code).toBe(0);
+        expect(subscribed.code, `${JSON.stringify(subscribed.json)}\n${subscribed.stderr}`).toBe(0);
         const token = before.vars.DEMO_TOKEN!;
         const [conversation] = (await call(before.vars.MESSAGING_BASE_URL!, 'GET', '/v1/conversations', token)).body.data;
         const pinned = !conversation.is_pinned;
