@@ -132,17 +132,26 @@ async function api(): Promise<Row[]> {
 }
 
 /**
- * Email lists through the real queue path against the floor of raw
- * BatchWriteItem on the same DynamoDB Local (bench/email-throughput.ts).
+ * Runs a bench part in its own process, so what the sections before it left
+ * in this one (heap, timers) weighs on neither side; the part prints its
+ * result as JSON last.
  */
-async function emailLists(): Promise<Row[]> {
-  // In its own process, so what the sections before it left in this one (heap, timers) weighs on neither side.
-  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/email-throughput.ts'], {
+function inOwnProcess<T>(script: string, ...args: string[]): T {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', script, ...args], {
     encoding: 'utf8',
     env: { ...process.env, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const r = JSON.parse(out.slice(out.indexOf('{'))) as ThroughputResult;
+  const start = [out.indexOf('{'), out.indexOf('[')].filter((i) => i >= 0);
+  return JSON.parse(out.slice(Math.min(...start))) as T;
+}
+
+/**
+ * Email lists through the real queue path against the floor of raw
+ * BatchWriteItem on the same DynamoDB Local (bench/email-throughput.ts).
+ */
+async function emailLists(): Promise<Row[]> {
+  const r = inOwnProcess<ThroughputResult>('bench/email-throughput.ts');
   return [
     {
       what: '10,000 addresses on 50 domains, 100 sequential adds of 100, until the list is completed',
@@ -154,22 +163,12 @@ async function emailLists(): Promise<Row[]> {
 
 /** The cost of operations (bench/cost.ts), in its own process like the email lists. */
 function costs(): CostRow[] {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', '--json'], {
-    encoding: 'utf8',
-    env: { ...process.env, LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return JSON.parse(out.slice(out.indexOf('['))) as CostRow[];
+  return inOwnProcess<CostRow[]>('bench/cost.ts', '--json');
 }
 
 /** SMTP_PROBE=rcpt: 1,000 addresses over 10 domains against a loopback SMTP server answering in 50–200 ms (bench/mailbox-probe.ts). */
 function mailboxProbeRows(): Row[] {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/mailbox-probe.ts'], {
-    encoding: 'utf8',
-    env: { ...process.env, LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const r = JSON.parse(out.slice(out.indexOf('{'))) as MailboxProbeResult;
+  const r = inOwnProcess<MailboxProbeResult>('bench/mailbox-probe.ts');
   return [
     {
       what: 'SMTP_PROBE=rcpt: 1,000 addresses over 10 domains (one MX host each, 2 connections per host), every answer 50–200 ms, wall time over the ideal (commands needed ÷ allowed connections × mean latency)',
