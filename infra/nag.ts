@@ -1,5 +1,6 @@
-import { Stack, Validations, type App, type CfnElement, type IAspect } from 'aws-cdk-lib';
+import { Stack, Token, Validations, type App, type CfnElement, type IAspect } from 'aws-cdk-lib';
 import { AuthorizationType, CfnMethod, Method, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { WebSocketApi, WebSocketRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { CfnRole, Role } from 'aws-cdk-lib/aws-iam';
@@ -33,7 +34,13 @@ export class AcknowledgedFindings implements IAspect {
     if (node instanceof Lambda) this.lambda(node);
     else if (node instanceof RestApi) this.restApi(node);
     else if (node instanceof Method) this.method(node);
-    else if (node instanceof Queue) this.queue(node);
+    else if (node instanceof WebSocketRoute && node.routeKey !== '$connect') {
+      acknowledge(
+        node,
+        'AwsSolutions-APIG4',
+        'A WebSocket API authorizes on $connect only (API Gateway runs no authorizer on other routes): the connection was authorized there, and the route reads its user from that authorization.',
+      );
+    } else if (node instanceof Queue) this.queue(node);
     else if (node instanceof EventSourceMapping) {
       acknowledge(
         node,
@@ -75,6 +82,18 @@ export class AcknowledgedFindings implements IAspect {
       'AwsSolutions-IAM5[Resource::*]',
       'X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) support no resource-level permissions.',
     );
+    const stack = Stack.of(fn);
+    // cdk-nag names a pseudo parameter as <AWS::X> when the stack leaves it open, and by its value when the app sets it.
+    const [partition, region] = [stack.partition, stack.region].map((v, i) =>
+      Token.isUnresolved(v) ? ['<AWS::Partition>', '<AWS::Region>'][i] : v,
+    );
+    for (const api of logicalIdsOf(stack, WebSocketApi)) {
+      acknowledge(
+        role,
+        `AwsSolutions-IAM5[Resource::arn:${partition}:execute-api:${region}:<AWS::AccountId>:<${api}>/prod/*/@connections/*]`,
+        "Posting to this WebSocket API's connections: their ids exist only at run time, so the grant names the API's @connections path.",
+      );
+    }
     for (const table of tablesOf(Stack.of(fn))) {
       acknowledge(
         role,
@@ -161,16 +180,20 @@ export class AcknowledgedFindings implements IAspect {
   }
 }
 
-const tablesByStack = new WeakMap<Stack, string[]>();
-/** The logical ids of a stack's tables, found once per stack. */
-function tablesOf(stack: Stack): string[] {
-  let found = tablesByStack.get(stack);
-  if (!found) {
-    found = stack.node
+const found = new WeakMap<Stack, Map<unknown, string[]>>();
+/** The logical ids of a stack's constructs of one class (its table, its WebSocket API), found once per stack. */
+function logicalIdsOf(stack: Stack, kind: abstract new (...args: never[]) => IConstruct): string[] {
+  let byKind = found.get(stack);
+  if (!byKind) found.set(stack, (byKind = new Map()));
+  let ids = byKind.get(kind);
+  if (!ids) {
+    ids = stack.node
       .findAll()
-      .filter((c): c is Table => c instanceof Table)
-      .map((t) => stack.getLogicalId(t.node.defaultChild as CfnElement));
-    tablesByStack.set(stack, found);
+      .filter((c) => c instanceof kind)
+      .map((c) => stack.getLogicalId(c.node.defaultChild as CfnElement));
+    byKind.set(kind, ids);
   }
-  return found;
+  return ids;
 }
+
+const tablesOf = (stack: Stack) => logicalIdsOf(stack, Table);

@@ -28,6 +28,7 @@ import { createFunction, pascalCase, type FunctionDeps } from './functions.ts';
 import { apiGatewayLogsRole } from './gateway-account.ts';
 import { Monitoring } from './monitoring.ts';
 import { AcknowledgedFindings } from './nag.ts';
+import { buildRealtime, type BuiltRealtime } from './realtime.ts';
 import { deploySettings, type DeploySettings } from './settings.ts';
 import { defaultAccountPlan } from './usage-plans.ts';
 
@@ -58,6 +59,8 @@ export class MessagingAndEmailValidationStack extends Stack {
   readonly scheduleFunctions = new Map<Schedule, Lambda>();
   readonly scheduleRules = new Map<Schedule, Rule>();
   readonly streamFunctions = new Map<StreamConsumer, Lambda>();
+  /** The WebSocket API; absent on LocalStack, whose free edition has none. */
+  readonly realtime: BuiltRealtime | undefined;
   /** Change-stream records a consumer kept failing on (their stream coordinates; the records stay in the stream for 24 h). */
   readonly streamDeadLetterQueue: Queue;
   /** Seals the webhook endpoints' secrets; the delivery worker may decrypt. */
@@ -117,6 +120,8 @@ export class MessagingAndEmailValidationStack extends Stack {
       );
     }
 
+    this.realtime = this.settings.target === 'aws' ? buildRealtime(this, deps, logsAccount?.account) : undefined;
+
     for (const worker of workers) {
       const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps);
       const source = (worker.deadLetters ? this.deadLetterQueues : this.queues)[worker.queue];
@@ -129,11 +134,18 @@ export class MessagingAndEmailValidationStack extends Stack {
     }
 
     for (const consumer of streams) {
+      // The realtime fan-out posts to the WebSocket API's connections: nothing to do without one.
+      if (consumer.realtime && !this.realtime) continue;
       const fn = createFunction(this, `${pascalCase(consumer.name)}StreamFn`, consumer, deps);
+      if (consumer.realtime && this.realtime) {
+        fn.addEnvironment('REALTIME_ENDPOINT', this.realtime.stage.callbackUrl);
+        this.realtime.stage.grantManagementApiAccess(fn);
+      }
       fn.addEventSource(
         new DynamoEventSource(this.table, {
           startingPosition: StartingPosition.TRIM_HORIZON,
           batchSize: consumer.batchSize,
+          parallelizationFactor: consumer.parallelization,
           reportBatchItemFailures: true,
           bisectBatchOnError: true,
           retryAttempts: consumer.retryAttempts,
@@ -189,6 +201,10 @@ export class MessagingAndEmailValidationStack extends Stack {
     for (const [worker, fn] of this.workerFunctions) named.set(`worker-${worker.name}`, fn);
     for (const [schedule, fn] of this.scheduleFunctions) named.set(`schedule-${schedule.name}`, fn);
     for (const [consumer, fn] of this.streamFunctions) named.set(`stream-${consumer.name}`, fn);
+    if (this.realtime) {
+      named.set('realtime-authorizer', this.realtime.authorizerFunction);
+      for (const [route, fn] of this.realtime.routeFunctions) named.set(route.handler.replace('/', '-'), fn);
+    }
     return named;
   }
 

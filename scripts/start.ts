@@ -27,7 +27,7 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-const PORT_DEFAULTS = { MESSAGING_PORT: 3000, EMAIL_PORT: 3001, DYNAMODB_PORT: 8000, SQS_PORT: 9324 } as const;
+const PORT_DEFAULTS = { MESSAGING_PORT: 3000, EMAIL_PORT: 3001, REALTIME_PORT: 3002, DYNAMODB_PORT: 8000, SQS_PORT: 9324 } as const;
 // The messaging API's earlier name, still read for one release.
 if (process.env.CHAT_PORT && !process.env.MESSAGING_PORT) process.env.MESSAGING_PORT = process.env.CHAT_PORT;
 type PortVariable = keyof typeof PORT_DEFAULTS;
@@ -59,6 +59,7 @@ try {
     sqsPort: ports.SQS_PORT,
     messagingPort: ports.MESSAGING_PORT,
     emailPort: ports.EMAIL_PORT,
+    realtimePort: ports.REALTIME_PORT,
   });
 } catch (error) {
   // Taken between the check above and the start.
@@ -82,6 +83,7 @@ writeFileSync(RUNTIME_FILE, JSON.stringify(runtime, null, 2));
 const printed = {
   MESSAGING_BASE_URL: stack.messagingUrl!,
   EMAIL_BASE_URL: stack.emailUrl!,
+  REALTIME_URL: stack.realtimeUrl!,
   DEMO_TOKEN: demo.token,
   DEMO_CONTACT_ID: demo.contactIds.bob,
   DEMO_TOKEN_2: demo.token2,

@@ -209,6 +209,10 @@ export interface StreamConsumer {
   timeoutSeconds: number;
   /** Attempts of a failing batch (after bisecting) before its records go to the dead-letter queue. */
   retryAttempts: number;
+  /** Concurrent batches per shard (Lambda's ParallelizationFactor; changes of one item stay in order). */
+  parallelization?: number;
+  /** Posts to the realtime API's connections (its callback URL, execute-api:ManageConnections); absent where there is no WebSocket API. */
+  realtime?: boolean;
   sortKeys: { exact: readonly string[]; prefix: readonly string[] };
 }
 
@@ -224,7 +228,45 @@ export const streams: readonly StreamConsumer[] = [
     // The items whose changes are events (shared/webhooks/events.ts, EVENT_SORT_KEYS).
     sortKeys: { exact: ['CONV', 'LIST'], prefix: ['MSG#'] },
   },
+  {
+    name: 'realtime-events',
+    handler: 'workers/realtime-events',
+    // Deletes the connections API Gateway reports gone.
+    table: 'readWrite',
+    batchSize: 100,
+    timeoutSeconds: 60,
+    // A frame is worth sending only now: a batch that keeps failing is not held up long.
+    retryAttempts: 2,
+    // A 1,000-member send's records spread over several concurrent batches (docs/realtime.md).
+    parallelization: 4,
+    realtime: true,
+    // Conversations, thread messages (edits, reactions) and each participant's entry (delivery, reads: shared/realtime/events.ts).
+    sortKeys: { exact: ['CONV'], prefix: ['MSG#', '#MSG#'] },
+  },
 ];
+
+/**
+ * The realtime WebSocket API: one Lambda per route, as for the REST APIs.
+ * API Gateway runs `authorizer` on `$connect` (a REQUEST authorizer: the
+ * token comes in `Authorization` or in the `bearer`, `<token>` subprotocol
+ * pair); `npm start` serves the same routes with the same handlers.
+ */
+export interface RealtimeRoute {
+  route: '$connect' | '$disconnect' | '$default';
+  handler: string;
+  table: TableAccess;
+  /** Posts to connections (execute-api:ManageConnections on this API). */
+  manages?: boolean;
+}
+
+export const realtime = {
+  authorizer: { handler: 'realtime/authorizer', table: 'read' as TableAccess },
+  routes: [
+    { route: '$connect', handler: 'realtime/connect', table: 'readWrite' },
+    { route: '$disconnect', handler: 'realtime/disconnect', table: 'readWrite' },
+    { route: '$default', handler: 'realtime/default', table: 'readWrite', manages: true },
+  ] as readonly RealtimeRoute[],
+};
 
 /** Scheduled functions: an EventBridge rule on AWS, a timer locally. */
 export interface Schedule {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { authorizer, fallback, routes, schedules, streams, workers, type ApiName } from '#shared/routes';
+import { authorizer, fallback, realtime, routes, schedules, streams, workers, type ApiName } from '#shared/routes';
 import { queues } from '#shared/queues';
 import { lambdaContext, type FunctionRef, type Invoker } from './lambda.ts';
 
@@ -27,10 +27,11 @@ export interface AssemblyFunction {
   environment: Record<string, unknown>;
 }
 
-/** Local names for the stack's resources: the table name, and each queue's URL by its physical name. */
+/** Local names for the stack's resources: the table name, each queue's URL by its physical name, the realtime server's `@connections` URL. */
 export interface LocalResources {
   tableName: string;
   queueUrls: Record<string, string>;
+  realtimeEndpoint?: string;
 }
 
 export class CloudAssembly {
@@ -139,6 +140,20 @@ export class CloudAssembly {
     return this.functionById(found[1].Properties.FunctionName.Ref);
   }
 
+  /** The function a route of the WebSocket API (`$connect`, ...) integrates with. */
+  realtimeRoute(routeKey: string): AssemblyFunction {
+    const found = this.ofType('AWS::ApiGatewayV2::Route').find(([, r]) => r.Properties.RouteKey === routeKey);
+    if (!found) throw new Error(`the realtime API has no ${routeKey} route`);
+    const integration = this.resources[found[1].Properties.Target['Fn::Join'][1][1].Ref]!;
+    return this.functionById(this.invoked(integration.Properties.IntegrationUri));
+  }
+
+  realtimeAuthorizer(): AssemblyFunction {
+    const found = this.ofType('AWS::ApiGatewayV2::Authorizer')[0];
+    if (!found) throw new Error('the realtime API has no authorizer');
+    return this.functionById(this.invoked(found[1].Properties.AuthorizerUri));
+  }
+
   /** The function a DynamoDB stream event source mapping feeds, by its construct id (`<Name>StreamFn`). */
   streamConsumer(name: string): AssemblyFunction {
     const prefix = name.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase()) + 'StreamFn';
@@ -165,6 +180,9 @@ export class CloudAssembly {
     const worker = workers.find((w) => w.handler === fn.handler);
     if (worker) return this.queueConsumer(`${this.stackName}-${queues[worker.queue].name}${worker.deadLetters ? '-dlq' : ''}`);
     if (schedules.some((s) => s.handler === fn.handler)) return this.scheduled(fn.handler);
+    const realtimeRoute = realtime.routes.find((r) => r.handler === fn.handler);
+    if (realtimeRoute) return this.realtimeRoute(realtimeRoute.route);
+    if (fn.handler === realtime.authorizer.handler) return this.realtimeAuthorizer();
     const consumer = streams.find((s) => s.handler === fn.handler);
     if (consumer) return this.streamConsumer(consumer.name);
     throw new Error(`no function for ${fn.handler}`);
@@ -184,6 +202,12 @@ export class CloudAssembly {
         const url = local.queueUrls[r.Properties.QueueName];
         if (url) return url;
       }
+      // The realtime stage's callback URL (a join over the WebSocket API's id): the local realtime server's.
+      const joined = JSON.stringify((value as { 'Fn::Join'?: unknown })['Fn::Join'] ?? null);
+      const api = [...joined.matchAll(/"Ref":"([^"]+)"/g)]
+        .map((m) => this.resources[m[1]!])
+        .find((x) => x?.Type === 'AWS::ApiGatewayV2::Api');
+      if (api && local.realtimeEndpoint) return local.realtimeEndpoint;
       throw new Error(`${fn.logicalId}: cannot resolve ${name}=${JSON.stringify(value)} locally`);
     };
     return Object.fromEntries(Object.entries(fn.environment).map(([name, value]) => [name, resolve(name, value)]));

@@ -14,6 +14,7 @@ import { startEventSource } from './event-source.ts';
 import { startApiServer, type RunningApi } from './http-server.ts';
 import { accountRateLimiter } from './rate-limiter.ts';
 import { ensureQueues, ensureTable } from './resources.ts';
+import { startRealtimeServer, type RunningRealtime } from './realtime-server.ts';
 import { startSqsEmulator } from './sqs.ts';
 import { startStreamSource, type StreamSourceOptions } from './stream-source.ts';
 
@@ -26,6 +27,8 @@ export interface LocalStackOptions {
   /** Ports for the HTTP APIs; null serves none (in-process tests). */
   messagingPort?: number | null;
   emailPort?: number | null;
+  /** Port of the realtime WebSocket API; null serves none. */
+  realtimePort?: number | null;
   /** Run the queue workers like Lambda's event source mappings. */
   workers?: boolean;
   /** Per-account rate limits, as the usage plans on AWS (default on; benches that load one account turn them off). */
@@ -36,6 +39,7 @@ export interface LocalStack {
   env: Record<string, string>;
   messagingUrl?: string;
   emailUrl?: string;
+  realtimeUrl?: string;
   stop: () => Promise<void>;
 }
 
@@ -157,6 +161,13 @@ export async function startLocalRuntime(options: LocalStackOptions = {}): Promis
   try {
     // Webhooks to loopback receivers are allowed locally (docs/webhooks.md); the admin command line reads this from the runtime file.
     backends.env.ALLOW_PRIVATE_WEBHOOKS = process.env.ALLOW_PRIVATE_WEBHOOKS ?? 'true';
+    let realtimeServer: RunningRealtime | undefined;
+    if (options.realtimePort !== null) {
+      realtimeServer = await startRealtimeServer(options.realtimePort ?? 0);
+      stops.push(realtimeServer.close);
+      // Where the stream consumer posts frames: the local server's @connections API, as the stage's on AWS.
+      backends.env.REALTIME_ENDPOINT = realtimeServer.callbackUrl;
+    }
     useBackends(backends.env);
     if (options.workers !== false) {
       stops.push(startWorkers(backends.env).stop);
@@ -179,7 +190,7 @@ export async function startLocalRuntime(options: LocalStackOptions = {}): Promis
       email = await startApiServer('email', options.emailPort ?? 0, undefined, undefined, limiter);
       stops.push(email.close);
     }
-    return { env: backends.env, messagingUrl: messaging?.url, emailUrl: email?.url, stop };
+    return { env: backends.env, messagingUrl: messaging?.url, emailUrl: email?.url, realtimeUrl: realtimeServer?.url, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -130,6 +130,53 @@ function asReadBy(reader: string, content: Record<string, unknown>, entry: Entry
   return { ...m, conversation_id: entry.conversation_id, read_at: m.contact_id === reader ? m.read_at : entry.read_at };
 }
 
+/** An entry (a change stream image) as read: its message id, thread, sender, conversation and read time. */
+export const toEntry = (item: Record<string, unknown>) => parseItem(entrySchema, item);
+
+/**
+ * The thread's message of an entry as that entry's participant has it, or
+ * undefined when the message is gone. `contents` shares the reads of one
+ * message among the entries of a batch (a group send is one entry per member).
+ */
+export async function messageForEntry(
+  accountId: string,
+  reader: string,
+  entry: Entry,
+  contents = new Map<string, Promise<Record<string, unknown> | undefined>>(),
+): Promise<Message | undefined> {
+  const key = contentKey(accountId, entry.thread, entry.id);
+  let content = contents.get(key.pk + key.sk);
+  if (!content) contents.set(key.pk + key.sk, (content = getItem(key, true)));
+  const item = await content;
+  return item ? asReadBy(reader, item, entry) : undefined;
+}
+
+/**
+ * The message as each of these participants has it (their conversation and
+ * read state), for those it was delivered to: their locators, then their
+ * entries, in two rounds of BatchGet whatever the number of participants.
+ */
+export async function messageForParticipants(
+  content: Record<string, unknown>,
+  participants: string[],
+): Promise<{ reader: string; message: Message }[]> {
+  const m = parseItem(contentSchema, content);
+  const owners = participants.map((contactId) => ({ accountId: m.account_id, contactId }));
+  const locators = await batchGet(
+    owners.map((owner) => locatorKey(owner, m.id)),
+    true,
+  );
+  const entryKeys = owners.flatMap((owner) => {
+    const locator = locators.find((item) => sameKey(item, locatorKey(owner, m.id)));
+    return locator ? [entryKey(owner, String(locator.conversation_id), m.id)] : [];
+  });
+  const entries = await batchGet(entryKeys, true);
+  return entries.map((item) => {
+    const reader = keys.message.parse(item as Key)!.user;
+    return { reader, message: asReadBy(reader, content, parseItem(entrySchema, item)) };
+  });
+}
+
 const isEntryItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.message.skPrefix);
 
 const messageValues = (owner: Owner, conv: string, msg: string) => ({ ...ownerValues(owner), conv, msg });

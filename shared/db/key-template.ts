@@ -32,8 +32,33 @@ function render(template: string, args: readonly unknown[], sortKey: boolean, fo
 /** The constant start of a template: what every key it makes begins with. */
 const headOf = (template: string) => template.split('<')[0]!;
 
+/**
+ * Reads the placeholders' values back out of a key made from `template`
+ * (undefined when it was not). The pattern is built on first use: most
+ * functions never parse a key, and a cold start pays for every regex built.
+ */
+function parser(template: string): (value: string) => Record<string, string> | undefined {
+  const names: string[] = [];
+  let pattern: RegExp | undefined;
+  const compile = () => {
+    const source = template.replace(/<(\w+)>|[^<]+/g, (part, name: string | undefined) => {
+      if (!name) return part.replace(/[.*+?^$|()[\]{}\\]/g, '\\$&');
+      names.push(name);
+      return '([^#]+)';
+    });
+    return new RegExp(`^${source}$`);
+  };
+  return (value) => {
+    pattern ??= compile();
+    const match = pattern.exec(value);
+    return match ? Object.fromEntries(names.map((name, i) => [name, match[i + 1]!])) : undefined;
+  };
+}
+
 /** An item's own key (pk, sk) and the table partition it lives in. */
 export function tableKey<PK extends string, SK extends string>(pk: PK, sk: SK, formats: Formats = {}) {
+  const parsePk = parser(pk);
+  const parseSk = parser(sk);
   return {
     templates: { pk, sk },
     key: (...values: Args<PK | SK>) => ({
@@ -43,6 +68,11 @@ export function tableKey<PK extends string, SK extends string>(pk: PK, sk: SK, f
     partition: (...values: Args<PK>) => render(pk, values, false, formats),
     /** What all sort keys of this kind start with (a `begins_with` condition). */
     skPrefix: headOf(sk),
+    /** The values a key of this kind was made from (a change stream reports keys, not values); undefined for another kind. */
+    parse: (key: { pk: string; sk: string }) => {
+      const [p, s] = [parsePk(key.pk), parseSk(key.sk)];
+      return p && s ? ({ ...p, ...s } as Record<Placeholders<PK | SK>, string>) : undefined;
+    },
   };
 }
 

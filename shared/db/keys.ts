@@ -76,6 +76,12 @@ export const keys = {
   messageLocator: tableKey('ACC#<acct>#USER#<user>#MSG#<msg>', 'MSG'),
   /** gsi2: all of a user's message entries, newest first. */
   userMessages: indexKey('gsi2', 'ACC#<acct>#USER#<user>#MSGS', '<msg>'),
+  /**
+   * An open WebSocket of the user (one per device), in one partition per
+   * user: the realtime fan-out finds a user's connections with one Query.
+   * Expires a little after API Gateway's 2-hour connection limit.
+   */
+  connection: tableKey('ACC#<acct>#USER#<user>#CONNS', 'CONN#<connection>'),
   /** The recipients of a group message (the members when it was sent) and how far its delivery or retraction went. */
   fanout: tableKey('ACC#<acct>#FANOUT#<msg>', 'FANOUT'),
   /** gsi2: fan-outs not finished, oldest first, so the sweeper resumes them. */

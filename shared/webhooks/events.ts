@@ -41,16 +41,20 @@ export const isEventItem = (sk: string) => EVENT_SORT_KEYS.exact.includes(sk) ||
  * number) and the type, so a redelivered stream batch yields the very same
  * id, and the receiver sees one `webhook-id` however often it arrives.
  */
-const eventId = (change: Change, type: EventType) =>
-  derivedId('evt', change.createdMs, `${change.pk}\n${change.sk}\n${change.sequenceNumber}\n${type}`);
+export const eventId = (change: Change, type: string, view = '') =>
+  derivedId('evt', change.createdMs, `${change.pk}\n${change.sk}\n${change.sequenceNumber}\n${type}${view && `\n${view}`}`);
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+export const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-function event(change: Change, accountId: string, type: EventType, object: unknown, user?: string): AccountEvent {
+/**
+ * One event of a change. Several views of one change (the realtime
+ * fan-out's, one per participant) each get their own id: `view` names it.
+ */
+export function event(change: Change, accountId: string, type: EventType, object: unknown, user?: string, view?: string): AccountEvent {
   return {
     accountId,
     event: {
-      id: eventId(change, type),
+      id: eventId(change, type, view),
       type,
       created_at: Math.floor(change.createdMs / 1000),
       ...(user === undefined ? {} : { user }),
@@ -61,7 +65,7 @@ function event(change: Change, accountId: string, type: EventType, object: unkno
 
 const verb = { INSERT: 'created', MODIFY: 'updated', REMOVE: 'deleted' } as const;
 
-function conversationEvents(change: Change): AccountEvent[] {
+export function conversationEvents(change: Change): AccountEvent[] {
   const before = change.oldImage && presentConversation(toConversation(change.oldImage));
   const after = change.newImage && presentConversation(toConversation(change.newImage));
   // Internal bookkeeping (read_through, index keys) changes nothing a reader sees: no event.

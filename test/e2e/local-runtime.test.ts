@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { standardZones } from '../steps/email-env.ts';
 import { freePort } from '../../scripts/local/ports.ts';
@@ -48,7 +49,7 @@ interface Started {
   proc: ChildProcess;
   vars: Record<string, string>;
   dynamoPort: number;
-  ports: Record<'MESSAGING_PORT' | 'EMAIL_PORT' | 'DYNAMODB_PORT' | 'SQS_PORT', number>;
+  ports: Record<'MESSAGING_PORT' | 'EMAIL_PORT' | 'REALTIME_PORT' | 'DYNAMODB_PORT' | 'SQS_PORT', number>;
   /** npx's exit: a code, or the signal that ended it (Ctrl-C ends npm itself by SIGINT). */
   exited: Promise<string>;
   output: () => string;
@@ -60,14 +61,15 @@ interface Started {
  */
 async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {}): Promise<Started> {
   const ports = new Set<number>();
-  while (ports.size < 4) ports.add(await freePort());
-  const [messagingPort, dynamoPort, sqsPort, emailPort] = [...ports] as [number, number, number, number];
+  while (ports.size < 5) ports.add(await freePort());
+  const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort] = [...ports] as [number, number, number, number, number];
   const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : ['npx', ['tsx', 'scripts/start.ts', ...args]];
   const proc = spawn(command, commandArgs, {
     cwd: ROOT,
     env: childEnv({
       MESSAGING_PORT: String(messagingPort),
       EMAIL_PORT: String(emailPort),
+      REALTIME_PORT: String(realtimePort),
       DYNAMODB_PORT: String(dynamoPort),
       SQS_PORT: String(sqsPort),
       DNS_SERVERS: dns.address,
@@ -85,9 +87,9 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {
     new Promise<Record<string, string>>((resolve, reject) => {
       proc.stdout!.on('data', (chunk) => {
         stdout += chunk;
-        const found = Object.fromEntries([...stdout.matchAll(/^([A-Z0-9_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
-        if (found.MESSAGING_BASE_URL && found.EMAIL_BASE_URL && found.DEMO_TOKEN && found.DEMO_CONTACT_ID && found.DEMO_TOKEN_2)
-          resolve(found);
+        // Every value is printed before the closing "Ready." line: a chunk may end between two of them.
+        if (!/^Ready\./m.test(stdout)) return;
+        resolve(Object.fromEntries([...stdout.matchAll(/^([A-Z0-9_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!])));
       });
       void exited.then((how) => reject(new Error(`npm start exited (${how}) before it was ready`)));
     }),
@@ -100,7 +102,13 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {
     proc,
     vars,
     dynamoPort,
-    ports: { MESSAGING_PORT: messagingPort, EMAIL_PORT: emailPort, DYNAMODB_PORT: dynamoPort, SQS_PORT: sqsPort },
+    ports: {
+      MESSAGING_PORT: messagingPort,
+      EMAIL_PORT: emailPort,
+      REALTIME_PORT: realtimePort,
+      DYNAMODB_PORT: dynamoPort,
+      SQS_PORT: sqsPort,
+    },
     exited,
     output,
   };
@@ -233,11 +241,29 @@ describe('npm start and the admin command line', () => {
     expect(created.body.id).toEqual(expect.any(String));
     conversationId = created.body.id;
 
-    // The second demo token is bob's: what the demo user sends him reaches his own conversation.
-    const sent = await call(base!, 'POST', '/v1/messages', token!, { conversation_id: conversationId, message: 'hi bob' });
-    expect(sent.status).toBe(201);
-    const bobs = await call(base!, 'GET', '/v1/conversations', first.vars.DEMO_TOKEN_2!);
-    expect(bobs.body.data).toMatchObject([{ unread_count: 1 }]);
+    // bob (the second demo token) is connected to the printed realtime URL, as a browser would (subprotocols).
+    expect(first.vars.REALTIME_URL).toBe(`ws://127.0.0.1:${first.ports.REALTIME_PORT}`);
+    const socket = new WebSocket(first.vars.REALTIME_URL!, ['bearer', first.vars.DEMO_TOKEN_2!]);
+    const frames: { type: string; data: { object: { message?: string } } }[] = [];
+    socket.on('message', (data) => frames.push(JSON.parse(data.toString())));
+    await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
+    try {
+      // The second demo token is bob's: what the demo user sends him reaches his own conversation, and his socket.
+      const sent = await call(base!, 'POST', '/v1/messages', token!, { conversation_id: conversationId, message: 'hi bob' });
+      expect(sent.status).toBe(201);
+      const bobs = await call(base!, 'GET', '/v1/conversations', first.vars.DEMO_TOKEN_2!);
+      expect(bobs.body.data).toMatchObject([{ unread_count: 1 }]);
+      await within(
+        (async () => {
+          while (!frames.some((f) => f.type === 'message.created' && f.data.object.message === 'hi bob'))
+            await new Promise((r) => setTimeout(r, 50));
+        })(),
+        5_000,
+        "bob's frame",
+      );
+    } finally {
+      socket.close();
+    }
   });
 
   it('validates an email list through the queue worker, with MX figures from the configured DNS server', { timeout: 30_000 }, async () => {
@@ -358,7 +384,8 @@ describe('npm start and the admin command line', () => {
     ],
   ])('refuses to start with %s=%s, in one line naming it', async (name, value, message) => {
     const ports: Record<string, string> = {};
-    for (const port of ['MESSAGING_PORT', 'EMAIL_PORT', 'DYNAMODB_PORT', 'SQS_PORT']) ports[port] = String(await freePort());
+    for (const port of ['MESSAGING_PORT', 'EMAIL_PORT', 'REALTIME_PORT', 'DYNAMODB_PORT', 'SQS_PORT'])
+      ports[port] = String(await freePort());
     const proc = spawn('npx', ['tsx', 'scripts/start.ts'], {
       cwd: ROOT,
       env: childEnv({ ...ports, [name]: value }),

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateToken, revokeToken } from '#shared/data/tokens';
-import { routes, STAGE_NAME, type Route } from '#shared/routes';
+import { realtime, routes, STAGE_NAME, streams, type Route } from '#shared/routes';
 import { invoke } from '../../scripts/local/lambda.ts';
 import { synthStack } from '../steps/cdk-app.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
@@ -36,10 +36,19 @@ describe('the LocalStack flavour (-c target=localstack)', () => {
   it('still serves every route through its own function, on the Node major the default flavour runs', () => {
     const functions = resources('AWS::Lambda::Function');
     expect(new Set(functions.map((f) => f.Properties.Runtime))).toEqual(new Set(['nodejs24.x']));
-    // Every route, a fallback per API, the workers and the schedule: only the authorizers are gone.
+    // Every route, a fallback per API, the workers and the schedule: only the authorizers and the realtime API's functions are gone.
     const { template: onAws } = synthStack({}, 'AwsStack');
     const apiCount = new Set(routes.map((r) => r.api)).size;
-    expect(functions.length).toBe(Object.keys(onAws.findResources('AWS::Lambda::Function')).length - apiCount);
+    const realtimeFunctions = realtime.routes.length + 1 + streams.filter((s) => s.realtime).length;
+    expect(functions.length).toBe(Object.keys(onAws.findResources('AWS::Lambda::Function')).length - apiCount - realtimeFunctions);
+  });
+
+  it('has no WebSocket API (none in the free edition), and so no realtime fan-out', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Api', 0);
+    template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 0);
+    expect(template.findOutputs('RealtimeUrl')).toEqual({});
+    const envs = resources('AWS::Lambda::Function').map((f) => f.Properties.Environment?.Variables ?? {});
+    expect(envs.filter((e) => 'REALTIME_ENDPOINT' in e)).toEqual([]);
   });
 
   it('refuses an unknown target instead of deploying the AWS flavour by mistake', () => {

@@ -5,7 +5,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../../shared/util/metrics.ts';
-import { routes, streams, workers } from '../../shared/routes.ts';
+import { realtime, routes, streams, workers } from '../../shared/routes.ts';
 import { VALIDATOR_ENV_VARS } from '../../shared/email/validator/config.ts';
 import { accessLogFormat, ACCESS_LOG_FIELDS } from '../../infra/api.ts';
 import { THRESHOLDS } from '../../infra/monitoring.ts';
@@ -234,7 +234,9 @@ describe('alarms', () => {
         });
       }
     }
-    expect(stack.namedFunctions().size).toBe(routes.length + 2 * apiCount + workers.length + streams.length + 1);
+    expect(stack.namedFunctions().size).toBe(
+      routes.length + 2 * apiCount + workers.length + streams.length + 1 + realtime.routes.length + 1,
+    );
   });
 
   it('notifies nobody unless asked; an e-mail gets a topic, a topic ARN is used as is', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { AUTHORIZATION_PATTERN, generateToken } from '../../shared/data/tokens.ts';
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
-import { authorizer, routes, schedules, streams, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
+import { authorizer, realtime, routes, schedules, streams, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
 import { DEPLOY_NODE_MAJOR, lambdaRuntime, parseMajor } from '../../infra/runtime.ts';
 import { assertWorkerFitsQueue } from '../../infra/stack.ts';
 import { logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
@@ -98,6 +98,8 @@ function allFunctions() {
   for (const [worker, fn] of stack.workerFunctions) rows.push({ fn, table: worker.table, sends: worker.sends });
   for (const [schedule, fn] of stack.scheduleFunctions) rows.push({ fn, table: schedule.table, sends: schedule.sends });
   for (const [consumer, fn] of stack.streamFunctions) rows.push({ fn, table: consumer.table, sends: consumer.sends });
+  rows.push({ fn: stack.realtime!.authorizerFunction, table: realtime.authorizer.table });
+  for (const [route, fn] of stack.realtime!.routeFunctions) rows.push({ fn, table: route.table });
   return rows;
 }
 
@@ -173,8 +175,8 @@ describe('SQS queues', () => {
 });
 
 describe('Lambda functions', () => {
-  it('creates exactly one function per route, authorizer and fallback per API, worker, and schedule', () => {
-    const expected = routes.length + apiNames.length * 2 + workers.length + schedules.length + streams.length;
+  it('creates exactly one function per route, authorizer and fallback per API, worker, schedule, stream consumer and realtime route', () => {
+    const expected = routes.length + apiNames.length * 2 + workers.length + schedules.length + streams.length + realtime.routes.length + 1;
     template.resourceCountIs('AWS::Lambda::Function', expected);
     expect(allFunctions()).toHaveLength(expected);
   });
@@ -243,11 +245,12 @@ describe('least privilege', () => {
 
   it('lets only functions whose row sends to a queue send, and gives them its URL', () => {
     for (const { fn, sends = [] } of allFunctions()) {
-      expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0);
+      // A stream consumer also sends the records it gives up on to the stream's dead-letter queue (its failure destination).
+      const consumesStream = [...stack.streamFunctions.values()].includes(fn as never);
+      expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0 || consumesStream);
       // ...and only to the queues the row names.
       const sendTargets = [...(sqsGrants(fn).get('sqs:SendMessage') ?? [])].sort();
-      // A stream consumer also sends the records it gives up on to the stream's dead-letter queue (its failure destination).
-      const failureDestination = [...stack.streamFunctions.values()].includes(fn as never) ? [logicalId(stack.streamDeadLetterQueue)] : [];
+      const failureDestination = consumesStream ? [logicalId(stack.streamDeadLetterQueue)] : [];
       expect(sendTargets).toEqual([...[...new Set(sends)].map((q) => logicalId(stack.queues[q])), ...failureDestination].sort());
       const env = envOf(fn);
       for (const q of Object.keys(queues) as QueueName[]) {
@@ -619,5 +622,72 @@ describe('the change stream', () => {
       JSON.stringify(p.Properties.PolicyDocument).includes('kms:Decrypt'),
     );
     expect(decrypting).toHaveLength(1);
+  });
+});
+
+describe('the realtime WebSocket API', () => {
+  const built = stack.realtime!;
+  const apiId = logicalId(built.api);
+  const fnOf = (route: string) => [...built.routeFunctions].find(([r]) => r.route === route)![1];
+  const routeRows = () => Object.values(resources('AWS::ApiGatewayV2::Route')).map(({ Properties: p }) => p);
+  const integrationTarget = (ref: string) => resources('AWS::ApiGatewayV2::Integration')[ref]!.Properties.IntegrationUri;
+
+  it('is one WebSocket API with a prod stage, its URL a stack output', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'WEBSOCKET',
+      RouteSelectionExpression: '$request.body.action',
+    });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { ApiId: { Ref: apiId }, StageName: 'prod', AutoDeploy: true });
+    const output = template.findOutputs('RealtimeUrl');
+    expect(JSON.stringify(Object.values(output)[0]!.Value)).toContain('wss://');
+  });
+
+  it('routes $connect, $disconnect and $default each to its own function, the authorizer on $connect only', () => {
+    const rows = routeRows();
+    expect(rows.map((r) => r.RouteKey).sort()).toEqual(realtime.routes.map((r) => r.route).sort());
+    for (const route of realtime.routes) {
+      const row = rows.find((r) => r.RouteKey === route.route)!;
+      const target = JSON.stringify(integrationTarget(row.Target['Fn::Join'][1][1].Ref));
+      expect(target).toContain(logicalId(fnOf(route.route)));
+      if (route.route === '$connect') expect(row).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: expect.any(String) } });
+      else expect(row.AuthorizationType ?? 'NONE').toBe('NONE');
+    }
+    const authorizers = Object.values(resources('AWS::ApiGatewayV2::Authorizer')).map(({ Properties: p }) => p);
+    expect(authorizers).toHaveLength(1);
+    expect(authorizers[0]).toMatchObject({ AuthorizerType: 'REQUEST', ApiId: { Ref: apiId } });
+    expect(JSON.stringify(authorizers[0].AuthorizerUri)).toContain(logicalId(built.authorizerFunction));
+  });
+
+  it('lets API Gateway invoke the route functions and the authorizer, scoped to this API', () => {
+    const permissions = Object.values(resources('AWS::Lambda::Permission')).map(({ Properties: p }) => p);
+    for (const fn of [built.authorizerFunction, ...built.routeFunctions.values()]) {
+      const own = permissions.filter((p) => p.FunctionName['Fn::GetAtt']?.[0] === logicalId(fn));
+      expect(own.length, fn.node.id).toBeGreaterThan(0);
+      for (const p of own) {
+        expect(p.Principal).toBe('apigateway.amazonaws.com');
+        expect(JSON.stringify(p.SourceArn)).toContain(apiId);
+      }
+    }
+  });
+
+  it('lets only the $default route and the realtime stream consumer post to connections, on this API alone', () => {
+    const consumer = [...stack.streamFunctions].find(([c]) => c.realtime)![1];
+    const posters = allFunctions().filter(({ fn }) => policyActions(fn).includes('execute-api:ManageConnections'));
+    expect(posters.map(({ fn }) => logicalId(fn)).sort()).toEqual([logicalId(fnOf('$default')), logicalId(consumer)].sort());
+    const statements = Object.values(resources('AWS::IAM::Policy'))
+      .flatMap(({ Properties: p }) => p.PolicyDocument.Statement)
+      .filter((s: Cfn) => s.Action === 'execute-api:ManageConnections');
+    for (const s of statements) expect(JSON.stringify(s.Resource)).toContain(apiId);
+    expect(JSON.stringify(envOf(consumer).REALTIME_ENDPOINT)).toContain(apiId);
+  });
+
+  it('spreads the realtime consumer over concurrent batches per shard and filters it to conversations, messages and entries', () => {
+    const [consumer, fn] = [...stack.streamFunctions].find(([c]) => c.realtime)!;
+    const mapping = Object.values(resources('AWS::Lambda::EventSourceMapping')).find(
+      (m) => m.Properties.FunctionName.Ref === logicalId(fn),
+    )!;
+    expect(mapping.Properties.ParallelizationFactor).toBe(consumer.parallelization);
+    expect(consumer.sortKeys).toEqual({ exact: ['CONV'], prefix: ['MSG#', '#MSG#'] });
   });
 });

@@ -13,7 +13,9 @@ import { routes, type QueueName } from '#shared/routes';
 import { DEPLOY_NODE_MAJOR } from '../../infra/runtime.ts';
 import { bundleInvoker, CloudAssembly, type AssemblyFunction } from '../../scripts/local/cloud-assembly.ts';
 import type { Invoker } from '../../scripts/local/lambda.ts';
+import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { startWorkers } from '../../scripts/local/runtime.ts';
+import WebSocket from 'ws';
 import { aTenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
@@ -62,6 +64,7 @@ describe('cdk synth', () => {
     let messaging: ApiClient;
     let email: ApiClient;
     let workers: { stop: () => Promise<void> };
+    let realtimeServer: RunningRealtime;
     const invoked = new Set<string>();
     const sqs = new SQSClient({});
     // Read once: while a function runs, this process's environment is that function's.
@@ -79,16 +82,22 @@ describe('cdk synth', () => {
         queueUrls[`${assembly.stackName}-${def.name}`] = process.env[queueUrlEnv(key)]!;
         queueUrls[`${assembly.stackName}-${def.name}-dlq`] = process.env[deadLetterUrlEnv(key)]!;
       }
+      // The WebSocket API's routes and authorizer run from their bundles too.
+      realtimeServer = await startRealtimeServer(0, undefined, (fn, event, timeout) => invoke(fn, event, timeout));
       // What Lambda provides around a function's own variables: region, credentials, endpoints (here the local ones).
-      const platform = Object.fromEntries(
-        Object.entries(process.env).filter(([k]) =>
-          /^(AWS_(REGION|ACCESS_KEY_ID|SECRET_ACCESS_KEY|ENDPOINT_URL_\w+|SDK_JS_\w+)|LOG_LEVEL|PATH|HOME)$/.test(k),
-        ),
-      ) as Record<string, string>;
+      const platform = {
+        ...(Object.fromEntries(
+          Object.entries(process.env).filter(([k]) =>
+            /^(AWS_(REGION|ACCESS_KEY_ID|SECRET_ACCESS_KEY|ENDPOINT_URL_\w+|SDK_JS_\w+)|LOG_LEVEL|PATH|HOME)$/.test(k),
+          ),
+        ) as Record<string, string>),
+        // A route's own @connections endpoint: on AWS the https URL of the event's domain and stage, here the local server's (as npm start sets it).
+        REALTIME_ENDPOINT: realtimeServer.callbackUrl,
+      };
       const localValidator = { DNS_SERVERS: env!.dns.address, ALLOW_PRIVATE_MX: 'true', DNS_TIMEOUT_MS: '400', DNS_TRIES: '2' };
       invoke = bundleInvoker(
         assembly,
-        { tableName: process.env.TABLE_NAME!, queueUrls },
+        { tableName: process.env.TABLE_NAME!, queueUrls, realtimeEndpoint: realtimeServer.callbackUrl },
         (_fn: AssemblyFunction, own) => ({ ...platform, ...own, ...(own.DNS_SERVERS ? localValidator : {}) }),
         (fn) => invoked.add(fn.logicalId),
       );
@@ -101,6 +110,7 @@ describe('cdk synth', () => {
 
     afterAll(async () => {
       await workers?.stop();
+      await realtimeServer?.close();
       await Promise.all([messaging?.close(), email?.close()]);
       await env?.stop();
       sqs.destroy();
@@ -226,6 +236,39 @@ describe('cdk synth', () => {
       };
       await sqs.send(new SendMessageCommand({ QueueUrl: urls.webhooks, MessageBody: JSON.stringify(job) }));
       await eventually(() => queueEmpty(urls.webhooks));
+      // The emulator's counts can read empty before the event source has taken the message: wait for the invocation itself.
+      await eventually(async () => [...invoked].some((id) => id.startsWith('DeliverWebhooksWorkerFn')));
+    });
+
+    it('run the WebSocket routes, their authorizer and the realtime fan-out', async () => {
+      // Given bob connected (the authorizer and $connect), and a message alice sent him
+      const t = await aTenant();
+      const socket = new WebSocket(realtimeServer.url, ['bearer', t.token2]);
+      const frames: { type: string; data: { object: { id?: string } } }[] = [];
+      socket.on('message', (data) => frames.push(JSON.parse(data.toString())));
+      await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
+      socket.send(JSON.stringify({ action: 'ping' }));
+      await eventually(async () => frames.some((f) => f.type === 'pong'));
+      const conversation = await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } });
+      const sent = await messaging.call('POST', '/v1/messages', {
+        token: t.token,
+        form: { conversation_id: conversation.body.id, message: 'hi' },
+      });
+      // When the stream hands the consumer bob's entry of it
+      const bobConversation = (await messaging.call('GET', '/v1/conversations', { token: t.token2 })).body.data[0].id;
+      const key = { pk: `ACC#${t.accountId}#USER#${t.contactIds.bob}#CONV#${bobConversation}`, sk: `#MSG#${sent.body.id}` };
+      const { Item } = await db().send(new GetCommand({ TableName: tableName(), Key: key }));
+      const record = {
+        eventID: 'e2',
+        eventName: 'INSERT',
+        eventSource: 'aws:dynamodb',
+        dynamodb: { ApproximateCreationDateTime: Date.now() / 1000, SequenceNumber: '2', Keys: marshall(key), NewImage: marshall(Item!) },
+      };
+      await expect(invoke({ handler: 'workers/realtime-events' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
+      // Then bob's socket gets the frame, and his closing it runs $disconnect
+      await eventually(async () => frames.some((f) => f.type === 'message.created' && f.data.object.id === sent.body.id));
+      socket.close();
+      await eventually(async () => [...invoked].some((id) => id.startsWith('RealtimeDisconnectFn')));
     });
 
     it('ran every function of the template, each from its own bundle', () => {

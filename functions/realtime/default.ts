@@ -1,0 +1,31 @@
+import { putConnection } from '#shared/data/connections';
+import { callbackOf, connectionPrincipal, type WebSocketEvent } from '#shared/realtime/handshake';
+import { postFrame } from '#shared/realtime/push';
+import { instrumented } from '#shared/util/invocation';
+
+/**
+ * `$default`: every frame a client sends. The socket carries events to the
+ * client; the one thing a client says is `{"action":"ping"}`, answered
+ * `{"type":"pong"}`, which also keeps the connection's record alive.
+ */
+export const handler = instrumented(async (event: WebSocketEvent) => {
+  const principal = connectionPrincipal(event);
+  if (!principal) return { statusCode: 401 };
+  const { connectionId } = event.requestContext;
+  let action: unknown;
+  try {
+    action = (JSON.parse(event.body ?? '') as { action?: unknown }).action;
+  } catch {
+    action = undefined;
+  }
+  const frame =
+    action === 'ping'
+      ? { type: 'pong' }
+      : {
+          type: 'error',
+          error: { type: 'invalid_request_error', code: 'unknown_action', message: 'Send {"action":"ping"}; events arrive on their own.' },
+        };
+  if (action === 'ping') await putConnection(principal, connectionId);
+  await postFrame(callbackOf(event), principal, connectionId, JSON.stringify(frame));
+  return { statusCode: 200 };
+});

@@ -1,0 +1,39 @@
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { batchReads, userEventsOf, type UserEvent } from '#shared/realtime/events';
+import { pushEvents, realtimeEndpoint } from '#shared/realtime/push';
+import { instrumented } from '#shared/util/invocation';
+import { describeError, logger } from '#shared/util/logger';
+import { changeOf } from '#shared/webhooks/publish';
+
+/** Changes turned into events at once (each reads a little: the message, a conversation id). */
+const CHANGES_AT_ONCE = 8;
+
+/**
+ * The table's change stream → frames on the users' open WebSockets. A frame
+ * is worth sending now or never (a client that reconnects reads the API),
+ * so a change whose events cannot be made is logged and skipped rather than
+ * retried, and a retried batch does not send its other frames twice.
+ */
+export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const endpoint = realtimeEndpoint();
+  if (!endpoint) return { batchItemFailures: [] };
+  const reads = batchReads();
+  const changes = event.Records.map(changeOf);
+  const perChange: UserEvent[][] = Array.from({ length: changes.length }, () => []);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(CHANGES_AT_ONCE, changes.length) }, async () => {
+      for (let i = next++; i < changes.length; i = next++) {
+        const change = changes[i];
+        if (!change) continue;
+        try {
+          perChange[i] = await userEventsOf(change, reads);
+        } catch (error) {
+          logger.warn('realtime events of a change skipped', { sequence_number: change.sequenceNumber, ...describeError(error) });
+        }
+      }
+    }),
+  );
+  await pushEvents(endpoint, perChange.flat());
+  return { batchItemFailures: [] };
+});

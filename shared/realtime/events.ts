@@ -1,0 +1,136 @@
+import { groupMembers } from '#shared/data/group-members';
+import { conversationIdFor, findConversation, otherInThread } from '#shared/data/conversations';
+import { messageForEntry, messageForParticipants, toEntry, toThreadMessage, type Message } from '#shared/data/messages';
+import { keys, type Owner } from '#shared/db/keys';
+import { presentMessages } from '#shared/messaging/present';
+import { conversationEvents, event, eventId, same, type Change } from '#shared/webhooks/events';
+import type { EventType } from '#shared/webhooks/event-types';
+
+/**
+ * What the realtime WebSocket carries: the webhook event objects (CONTRACT
+ * rows Webhooks and Realtime), each in the view of the user it goes to, and
+ * `message.read` to a sender when another participant reads their message.
+ * `user` is the user whose view `data.object` is: the one whose connections
+ * get the frame.
+ */
+export interface RealtimeEvent {
+  id: string;
+  type: EventType | 'message.read';
+  created_at: number;
+  user: string;
+  /** `message.read`: also who read the message and when. */
+  data: { object: unknown; reader?: string; read_at?: number };
+}
+
+export interface UserEvent {
+  owner: Owner;
+  event: RealtimeEvent;
+}
+
+/** Reads shared by the changes of one batch: a group send is one entry change per member, all of one message. */
+export interface BatchReads {
+  contents: Map<string, Promise<Record<string, unknown> | undefined>>;
+}
+
+export const batchReads = (): BatchReads => ({ contents: new Map() });
+
+const userEvent = (accountId: string, e: { event: Omit<RealtimeEvent, 'user'> & { user?: string } }, user: string): UserEvent => ({
+  owner: { accountId, contactId: user },
+  event: { ...e.event, user },
+});
+
+async function presented(accountId: string, messages: Message[]) {
+  return presentMessages(accountId, messages, { fresh: true });
+}
+
+/**
+ * A participant's entry is the message as delivered to them: its insert is
+ * `message.created` in their view (the sender's own entry too, for their
+ * other devices); its first read time is `message.read` for the sender; its
+ * removal while their conversation stays is `message.deleted` (the sender
+ * deleted it). Entries removed with a deleted conversation send nothing:
+ * `conversation.deleted` says it.
+ */
+async function entryEvents(change: Change, reads: BatchReads): Promise<UserEvent[]> {
+  const at = keys.message.parse(change);
+  if (!at) return [];
+  const { acct: accountId, user } = at;
+  if (change.eventName === 'INSERT') {
+    const m = await messageForEntry(accountId, user, toEntry(change.newImage!), reads.contents);
+    if (!m) return [];
+    const [object] = await presented(accountId, [m]);
+    return [userEvent(accountId, event(change, accountId, 'message.created', object, user, user), user)];
+  }
+  if (change.eventName === 'MODIFY') {
+    const [before, after] = [toEntry(change.oldImage!), toEntry(change.newImage!)];
+    const sender = after.contact_id;
+    if (before.read_at !== null || after.read_at === null || sender === user) return [];
+    return readEvents(change, accountId, user, after.read_at, reads);
+  }
+  const gone = toEntry(change.oldImage!);
+  if (!(await findConversation({ accountId, contactId: user }, gone.conversation_id))) return [];
+  const object = { id: gone.id, conversation_id: gone.conversation_id, deleted: true };
+  return [userEvent(accountId, event(change, accountId, 'message.deleted', object, user, user), user)];
+}
+
+/** `reader` read the message of this entry: the sender hears it, with the message in their own view. */
+async function readEvents(change: Change, accountId: string, reader: string, readAt: number, reads: BatchReads): Promise<UserEvent[]> {
+  const entry = toEntry(change.newImage!);
+  const sender = entry.contact_id;
+  const target = entry.thread.startsWith('grp_') ? entry.thread : otherInThread(entry.thread, sender);
+  const conversationId = target && (await conversationIdFor({ accountId, contactId: sender }, target));
+  if (!conversationId) return [];
+  const m = await messageForEntry(accountId, sender, { ...entry, conversation_id: conversationId, read_at: null }, reads.contents);
+  if (!m) return [];
+  const [object] = await presented(accountId, [{ ...m, read_at: m.read_at ?? readAt }]);
+  return [
+    {
+      owner: { accountId, contactId: sender },
+      event: {
+        id: eventId(change, 'message.read', sender),
+        type: 'message.read',
+        created_at: Math.floor(change.createdMs / 1000),
+        user: sender,
+        data: { object, reader, read_at: readAt },
+      },
+    },
+  ];
+}
+
+/**
+ * An edit, a reaction or an attachment changes the thread's message once:
+ * every participant it was delivered to hears `message.updated` in their
+ * own view. (Its first read time changing is `message.read`, above.)
+ */
+async function threadMessageEvents(change: Change): Promise<UserEvent[]> {
+  if (change.eventName !== 'MODIFY') return [];
+  const strip = (item: Record<string, unknown>) => {
+    const { extras_bytes: _e, read_at: _r, ...rest } = toThreadMessage(item, '');
+    return rest;
+  };
+  if (same(strip(change.oldImage!), strip(change.newImage!))) return [];
+  const m = toThreadMessage(change.newImage!, '');
+  const participants = m.thread.startsWith('grp_')
+    ? [...new Set([m.contact_id, ...(await groupMembers(m.account_id, m.thread))])]
+    : m.thread.split('+');
+  const views = await messageForParticipants(change.newImage!, participants);
+  const objects = await presented(
+    m.account_id,
+    views.map((v) => v.message),
+  );
+  return views.map(({ reader }, i) =>
+    userEvent(m.account_id, event(change, m.account_id, 'message.updated', objects[i], reader, reader), reader),
+  );
+}
+
+/** The realtime events of one committed change (none for most items). */
+export async function userEventsOf(change: Change, reads: BatchReads = batchReads()): Promise<UserEvent[]> {
+  const image = change.newImage ?? change.oldImage;
+  if (!image) return [];
+  if (change.sk === 'CONV' && image.type === 'conversation') {
+    return conversationEvents(change).map((e) => userEvent(e.accountId, e, e.event.user!));
+  }
+  if (image.type === 'message_entry') return entryEvents(change, reads);
+  if (image.type === 'message') return threadMessageEvents(change);
+  return [];
+}

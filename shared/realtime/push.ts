@@ -1,0 +1,103 @@
+import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { deleteConnection, userConnections } from '#shared/data/connections';
+import type { Owner } from '#shared/db/keys';
+import { describeError, logger } from '#shared/util/logger';
+import type { UserEvent } from '#shared/realtime/events';
+
+/** Users whose frames are posted at once: one user with many events or connections holds one lane, not the batch. */
+const USERS_AT_ONCE = 16;
+/** A post that takes longer is given up: a frame late by seconds is worth less than the next user's. */
+const POST_TIMEOUT_MS = 3_000;
+
+const clients = new Map<string, ApiGatewayManagementApiClient>();
+
+/**
+ * The `@connections` management API of the realtime API: on AWS its stage's
+ * callback URL (`https://<api>.execute-api.<region>.amazonaws.com/<stage>`),
+ * under `npm start` the local realtime server, which answers the same calls.
+ */
+function connectionsApi(endpoint: string): ApiGatewayManagementApiClient {
+  let client = clients.get(endpoint);
+  if (!client) {
+    client = new ApiGatewayManagementApiClient({
+      endpoint,
+      maxAttempts: 2,
+      requestHandler: { requestTimeout: POST_TIMEOUT_MS, connectionTimeout: 1_000 },
+    });
+    clients.set(endpoint, client);
+  }
+  return client;
+}
+
+/** Where the stream consumer posts frames: set by the stack (and by npm start); absent where there is no WebSocket API. */
+export const realtimeEndpoint = () => process.env.REALTIME_ENDPOINT || undefined;
+
+const isGone = (error: unknown) =>
+  (error as { name?: string }).name === 'GoneException' ||
+  (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410;
+
+/** Sends one frame; a connection API Gateway reports gone is forgotten (false). */
+export async function postFrame(endpoint: string, owner: Owner, connectionId: string, frame: string): Promise<boolean> {
+  try {
+    await connectionsApi(endpoint).send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: new TextEncoder().encode(frame) }));
+    return true;
+  } catch (error) {
+    if (isGone(error)) {
+      await deleteConnection(owner, connectionId).catch(() => undefined);
+      return false;
+    }
+    logger.warn('realtime frame not sent', { connection_id: connectionId, ...describeError(error) });
+    return true;
+  }
+}
+
+/** Closes a connection from the server's side (API Gateway then runs `$disconnect`). */
+export async function closeConnection(endpoint: string, connectionId: string): Promise<void> {
+  await connectionsApi(endpoint)
+    .send(new DeleteConnectionCommand({ ConnectionId: connectionId }))
+    .catch(() => undefined);
+}
+
+/** One user's events in order, each to every open connection of theirs at once. */
+async function pushToUser(endpoint: string, owner: Owner, events: UserEvent[]): Promise<number> {
+  let open = await userConnections(owner);
+  let sent = 0;
+  for (const { event } of events) {
+    if (open.length === 0) break;
+    const frame = JSON.stringify(event);
+    const alive = await Promise.all(open.map((id) => postFrame(endpoint, owner, id, frame)));
+    sent += alive.filter(Boolean).length;
+    open = open.filter((_, i) => alive[i]);
+  }
+  return sent;
+}
+
+/**
+ * Posts a batch's events: grouped by user (each user's in their order),
+ * USERS_AT_ONCE users at a time, so a user with many connections or a
+ * large group's fan-out shares the function with everyone else's frames.
+ * Answers the number of frames sent.
+ */
+export async function pushEvents(endpoint: string, events: UserEvent[]): Promise<number> {
+  const byUser = new Map<string, { owner: Owner; events: UserEvent[] }>();
+  for (const e of events) {
+    const key = `${e.owner.accountId}|${e.owner.contactId}`;
+    let lane = byUser.get(key);
+    if (!lane) byUser.set(key, (lane = { owner: e.owner, events: [] }));
+    lane.events.push(e);
+  }
+  const lanes = [...byUser.values()];
+  let sent = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(USERS_AT_ONCE, lanes.length) }, async () => {
+      for (let lane = lanes.shift(); lane; lane = lanes.shift()) {
+        try {
+          sent += await pushToUser(endpoint, lane.owner, lane.events);
+        } catch (error) {
+          logger.warn('realtime events of a user not sent', { contact_id: lane.owner.contactId, ...describeError(error) });
+        }
+      }
+    }),
+  );
+  return sent;
+}

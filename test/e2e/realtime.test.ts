@@ -1,0 +1,231 @@
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putConnection, userConnections } from '#shared/data/connections';
+import { issueToken } from '#shared/data/tokens';
+import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
+import { startStreams } from '../../scripts/local/runtime.ts';
+import { eventually } from '../steps/email-env.ts';
+import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
+import { apiClient, type ApiClient } from '../steps/when.ts';
+
+/**
+ * Realtime (CONTRACT row Realtime): a real WebSocket client against the
+ * local WebSocket API, which runs the stack's handlers; events come from the
+ * table's change stream through the same fan-out code as on AWS.
+ */
+interface Frame {
+  id: string;
+  type: string;
+  user: string;
+  data: { object: Record<string, unknown>; reader?: string; read_at?: number };
+}
+
+interface Client {
+  ws: WebSocket;
+  frames: Frame[];
+  close: () => Promise<void>;
+}
+
+let server: RunningRealtime;
+let streams: { stop: () => Promise<void> };
+let messaging: ApiClient;
+const opened: Client[] = [];
+
+beforeAll(async () => {
+  server = await startRealtimeServer(0);
+  process.env.REALTIME_ENDPOINT = server.callbackUrl;
+  streams = startStreams(process.env as Record<string, string>, { from: 'latest' });
+  messaging = await apiClient('messaging', 'http');
+});
+
+afterAll(async () => {
+  for (const c of opened) c.ws.terminate();
+  await streams?.stop();
+  await server?.close();
+  await messaging?.close();
+});
+
+/** Opens a socket with the token in the Authorization header, or as a browser does, in the subprotocols. */
+function connect(token: string, via: 'header' | 'protocol' = 'header'): Promise<Client> {
+  const ws =
+    via === 'header'
+      ? new WebSocket(server.url, { headers: { Authorization: `Bearer ${token}` } })
+      : new WebSocket(server.url, ['bearer', token]);
+  const client: Client = {
+    ws,
+    frames: [],
+    close: () =>
+      new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : (ws.once('close', () => resolve()), ws.close()))),
+  };
+  ws.on('message', (data) => client.frames.push(JSON.parse(data.toString()) as Frame));
+  opened.push(client);
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(client));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+/** The status a refused upgrade answered. */
+function refusal(headers: Record<string, string>, protocols?: string[]): Promise<number> {
+  const ws = new WebSocket(server.url, protocols, { headers });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => reject(new Error('the upgrade was accepted')));
+    ws.once('unexpected-response', (_req, res) => resolve(res.statusCode!));
+    ws.once('error', () => undefined);
+  });
+}
+
+const ofType = (c: Client, type: string) => c.frames.filter((f) => f.type === type);
+const arrives = (c: Client, match: (f: Frame) => boolean) => eventually(async () => c.frames.find(match), 10_000);
+const send = (token: string, conversationId: string, message: string) =>
+  messaging.call('POST', '/v1/messages', { token, form: { conversation_id: conversationId, message } });
+
+async function conversationWith(t: Tenant, token: string, target: { contact_id: string } | { group_id: string }) {
+  const res = await messaging.call('POST', '/v1/conversations', { token, form: target });
+  expect([200, 201]).toContain(res.status);
+  return res.body.id as string;
+}
+
+describe('realtime WebSocket', () => {
+  it('refuses the upgrade with 401 without a token or with a bad one', async () => {
+    // Given no token, a malformed one, an unknown one
+    // When each tries to connect, in the header or in the subprotocols
+    // Then each upgrade answers 401
+    expect(await refusal({})).toBe(401);
+    expect(await refusal({ Authorization: 'Bearer nope' })).toBe(401);
+    expect(await refusal({ Authorization: `Bearer tok_${'A'.repeat(43)}` })).toBe(401);
+    expect(await refusal({}, ['bearer', `tok_${'B'.repeat(43)}`])).toBe(401);
+    expect(await refusal({}, ['bearer'])).toBe(401);
+  });
+
+  it('accepts both forms of the token, and names the bearer subprotocol back to a browser', async () => {
+    const t = await aTenant();
+    // When alice connects with the header, and again with the subprotocol pair
+    const viaHeader = await connect(t.token, 'header');
+    const viaProtocol = await connect(t.token, 'protocol');
+    // Then both are open, the second with the `bearer` protocol, and both are alice's connections
+    expect(viaProtocol.ws.protocol).toBe('bearer');
+    expect(viaHeader.ws.protocol).toBe('');
+    const mine = await userConnections({ accountId: t.accountId, contactId: t.userContactId });
+    expect(mine).toHaveLength(2);
+    // And a ping is answered
+    viaHeader.ws.send(JSON.stringify({ action: 'ping' }));
+    await arrives(viaHeader, (f) => f.type === 'pong');
+  });
+
+  it("delivers a message to the recipient in their own view, to the sender's other device, and to nobody else", async () => {
+    // Given alice with two devices, bob, carol of the same account, and a user of another account, all connected
+    const t = await aTenant();
+    const other = await aTenant();
+    const carolToken = await issueToken({ accountId: t.accountId, contactId: t.contactIds.carol! });
+    const [alicePhone, aliceLaptop, bob, carol, stranger] = await Promise.all([
+      connect(t.token),
+      connect(t.token, 'protocol'),
+      connect(t.token2),
+      connect(carolToken),
+      connect(other.token),
+    ]);
+    // When alice sends bob a message from her phone
+    const aliceConv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    const sent = (await send(t.token, aliceConv, 'hi bob')).body;
+    // Then bob's frame carries his own conversation and the message, sent by alice
+    const bobFrame = await arrives(bob, (f) => f.type === 'message.created');
+    const bobConv = (await messaging.call('GET', '/v1/conversations', { token: t.token2 })).body.data[0].id;
+    expect(bobConv).not.toBe(aliceConv);
+    expect(bobFrame).toMatchObject({
+      user: t.contactIds.bob,
+      data: { object: { id: sent.id, conversation_id: bobConv, message: 'hi bob', contact: { id: t.contactIds.alice }, read_at: null } },
+    });
+    expect(bobFrame.id).toMatch(/^evt_/);
+    // And both of alice's devices get it in her view
+    for (const device of [alicePhone, aliceLaptop]) {
+      const frame = await arrives(device, (f) => f.type === 'message.created');
+      expect(frame).toMatchObject({ user: t.contactIds.alice, data: { object: { id: sent.id, conversation_id: aliceConv } } });
+    }
+    // And bob hears of the conversation opened for him; alice of hers
+    await arrives(bob, (f) => f.type === 'conversation.created' && f.data.object.id === bobConv);
+    // And carol (not a participant) and the other account get nothing at all
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(carol.frames).toEqual([]);
+    expect(stranger.frames).toEqual([]);
+    // And no frame reached a user other than its own
+    for (const f of [...alicePhone.frames, ...aliceLaptop.frames]) expect(f.user).toBe(t.contactIds.alice);
+    for (const f of bob.frames) expect(f.user).toBe(t.contactIds.bob);
+  });
+
+  it('tells the sender when another participant reads their message, and every participant of an edit', async () => {
+    // Given alice and bob connected, and a message from alice to bob
+    const t = await aTenant();
+    const [alice, bob] = await Promise.all([connect(t.token), connect(t.token2)]);
+    const aliceConv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    const sent = (await send(t.token, aliceConv, 'read me')).body;
+    await arrives(bob, (f) => f.type === 'message.created' && f.data.object.id === sent.id);
+    // When bob reads it
+    const read = await messaging.call('PUT', `/v1/messages/${sent.id}`, { token: t.token2, form: { read: 'true' } });
+    expect(read.status).toBe(200);
+    // Then alice gets message.read, naming bob, with the message in her view
+    const frame = await arrives(alice, (f) => f.type === 'message.read');
+    expect(frame).toMatchObject({
+      user: t.contactIds.alice,
+      data: { reader: t.contactIds.bob, read_at: read.body.read_at, object: { id: sent.id, conversation_id: aliceConv } },
+    });
+    expect(ofType(bob, 'message.read')).toEqual([]);
+    // When alice edits it
+    await messaging.call('PUT', `/v1/messages/${sent.id}`, { token: t.token, form: { message: 'read me, edited' } });
+    // Then both get message.updated in their own view (bob's with his read time)
+    const bobUpdate = await arrives(bob, (f) => f.type === 'message.updated');
+    expect(bobUpdate.data.object).toMatchObject({ message: 'read me, edited', read_at: read.body.read_at });
+    expect(bobUpdate.data.object.conversation_id).not.toBe(aliceConv);
+    const aliceUpdate = await arrives(alice, (f) => f.type === 'message.updated');
+    expect(aliceUpdate.data.object).toMatchObject({ message: 'read me, edited', conversation_id: aliceConv });
+    // When alice deletes it, bob's view hears message.deleted
+    await messaging.call('DELETE', `/v1/messages/${sent.id}`, { token: t.token });
+    const deleted = await arrives(bob, (f) => f.type === 'message.deleted');
+    expect(deleted.data.object).toMatchObject({ id: sent.id, deleted: true });
+  });
+
+  it('forgets a closed connection, and one API Gateway reports gone', async () => {
+    const t = await aTenant();
+    const owner = { accountId: t.accountId, contactId: t.userContactId };
+    // Given alice connected, and a stale record of a connection that no longer exists
+    const client = await connect(t.token);
+    await putConnection(owner, 'c3RhbGVjb25uZWN0aW9u');
+    expect(await userConnections(owner)).toHaveLength(2);
+    // When a frame is posted to both (an event of hers)
+    const conv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    await send(t.token, conv, 'anyone there?');
+    await arrives(client, (f) => f.type === 'message.created');
+    // Then the gone one is removed, the live one kept
+    await eventually(async () => (await userConnections(owner)).length === 1, 10_000);
+    // When alice closes her socket, her connection record goes too
+    await client.close();
+    await eventually(async () => (await userConnections(owner)).length === 0, 10_000);
+  });
+
+  it('gives each of 50 connected members every event of their own exactly once', async () => {
+    // Given a group of 50 members (alice, bob, carol and 47 more), each connected
+    const t = await aTenant();
+    const more = await groupMembersOf(t, 47);
+    const carolToken = await issueToken({ accountId: t.accountId, contactId: t.contactIds.carol! });
+    const tokens = [t.token, t.token2, carolToken, ...more.map((m) => m.token!)];
+    const clients = await Promise.all(tokens.map((token) => connect(token)));
+    // When alice sends the group three messages
+    const conv = await conversationWith(t, t.token, { group_id: t.groupId });
+    const sent: string[] = [];
+    for (const text of ['one', 'two', 'three']) sent.push((await send(t.token, conv, text)).body.id);
+    // Then every member's socket gets message.created for each of the three, once each, in their own view
+    await eventually(async () => clients.every((c) => ofType(c, 'message.created').length >= 3), 20_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const convIds = new Set<unknown>();
+    for (const c of clients) {
+      const created = ofType(c, 'message.created');
+      expect(created.map((f) => f.data.object.id).sort()).toEqual([...sent].sort());
+      expect(new Set(created.map((f) => f.user)).size).toBe(1);
+      expect(new Set(created.map((f) => f.id)).size).toBe(3);
+      convIds.add(created[0]!.data.object.conversation_id);
+    }
+    // And each member's frames name their own conversation (50 views of one thread)
+    expect(convIds.size).toBe(50);
+  });
+});
