@@ -24,6 +24,8 @@ import { startDnsServer } from '../scripts/local/dns-server.ts';
 import { invoke, type Invoker } from '../scripts/local/lambda.ts';
 import { startBackends, startWorkers, useBackends } from '../scripts/local/runtime.ts';
 import { seedDemo, type DemoSeed } from '../scripts/local/seed.ts';
+import { startMailboxServer } from '../test/steps/smtp-mailboxes.ts';
+import { resetValidatorConfig } from '#shared/email/validator/index';
 
 /** us-east-1 list prices (USD), free tiers left out. */
 export const PRICES = {
@@ -223,28 +225,46 @@ export async function costs(): Promise<CostRow[]> {
       for (let i = 0; i < SAMPLE; i++) await call('messaging', 'GET', `/v1/messages?conversation_id=${conversation}&limit=10`);
     });
 
-    const pool = startWorkers(backends.env, { waitSeconds: 1, run: billed });
-    let stopped = false;
-    const stopWorkers = async () => {
-      if (!stopped) await pool.stop();
-      stopped = true;
+    /** A list of LIST_SAMPLE addresses validated by the workers, from the add until `completed`. */
+    const validateList = async (): Promise<Usage> => {
+      const pool = startWorkers(backends.env, { waitSeconds: 1, run: billed });
+      let stopped = false;
+      const stopWorkers = async () => {
+        if (!stopped) await pool.stop();
+        stopped = true;
+      };
+      try {
+        return await measure(async () => {
+          const list = (await call('email', 'POST', '/api/v1/emailList', JSON.stringify({ name: 'cost' }))).id as number;
+          const emails = Array.from({ length: LIST_SAMPLE }, (_, i) => `user${i}@${domains[i % domains.length]}`);
+          await call('email', 'POST', `/api/v1/emailList/${list}/emails`, JSON.stringify({ emails }));
+          for (const until = performance.now() + 300_000; performance.now() < until;) {
+            const status = (await unmetered(() => call('email', 'GET', `/api/v1/emailList/${list}`))).status;
+            // A worker records `completed` before it returns: its invocation ends, and is billed, when the workers stop.
+            if (status === 'completed') return stopWorkers();
+            await new Promise((r) => setTimeout(r, 200));
+          }
+          throw new Error('the cost list did not complete within 5 minutes');
+        });
+      } finally {
+        await stopWorkers();
+      }
     };
-    let validated: Usage;
+    const validated = await validateList();
+    // The mailbox probe: an SMTP server on loopback answering like a remote one (50 to 200 ms a command), half the mailboxes existing.
+    const existing = Object.fromEntries(Array.from({ length: LIST_SAMPLE / 2 }, (_, i) => [`user${i}`, 'exists' as const]));
+    const smtp = await startMailboxServer(Object.fromEntries(domains.map((d) => [d, { mailboxes: existing }])), {
+      latencyMs: () => 50 + Math.random() * 150,
+    });
+    let probed: Usage;
     try {
-      validated = await measure(async () => {
-        const list = (await call('email', 'POST', '/api/v1/emailList', JSON.stringify({ name: 'cost' }))).id as number;
-        const emails = Array.from({ length: LIST_SAMPLE }, (_, i) => `user${i}@${domains[i % domains.length]}`);
-        await call('email', 'POST', `/api/v1/emailList/${list}/emails`, JSON.stringify({ emails }));
-        for (const until = performance.now() + 300_000; performance.now() < until;) {
-          const status = (await unmetered(() => call('email', 'GET', `/api/v1/emailList/${list}`))).status;
-          // A worker records `completed` before it returns: its invocation ends, and is billed, when the workers stop.
-          if (status === 'completed') return stopWorkers();
-          await new Promise((r) => setTimeout(r, 200));
-        }
-        throw new Error('the cost list did not complete within 5 minutes');
-      });
+      Object.assign(process.env, { SMTP_PROBE: 'rcpt', SMTP_PORT: String(smtp.port), SMTP_TIMEOUT_MS: '5000' });
+      resetValidatorConfig();
+      probed = await validateList();
     } finally {
-      await stopWorkers();
+      Object.assign(process.env, { SMTP_PROBE: 'off' });
+      resetValidatorConfig();
+      await smtp.stop();
     }
     const sweeper = schedules.find((s) => s.name === 'sweeper')!;
     const idle = await measure(async () => {
@@ -262,6 +282,14 @@ export async function costs(): Promise<CostRow[]> {
         1000 / LIST_SAMPLE,
         0,
         `NeverBounce: $${NEVERBOUNCE_PER_1000.toFixed(2)} per 1,000`,
+      ),
+      row(
+        '1,000 emails validated through a list, the mailbox probed (`SMTP_PROBE=rcpt`)',
+        `${LIST_SAMPLE} addresses on ${domains.length} domains, SMTP answers 50–200 ms, until \`completed\``,
+        probed,
+        1000 / LIST_SAMPLE,
+        0,
+        `NeverBounce: $${NEVERBOUNCE_PER_1000.toFixed(2)} per 1,000; a NAT gateway for port 25, if used, is billed apart`,
       ),
       row(
         'One month of an idle deployment (alarms, dashboard, the sweeper every minute)',

@@ -24,6 +24,7 @@ import type { ThroughputResult } from './email-throughput.ts';
 import type { MailboxProbeResult } from './mailbox-probe.ts';
 import { startIdealServer } from './ideal-server.ts';
 import { eventLatencyRows } from './event-latency.ts';
+import { realtimeLatencyRows } from './realtime-latency.ts';
 
 process.env.LOG_LEVEL = 'silent';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -191,7 +192,9 @@ if (only && process.argv.includes('--write')) throw new Error('--write needs the
 const cold = only === undefined || only === 'cold' ? await coldStarts() : undefined;
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
-  ...(only === undefined || only === 'api' ? [...(await api()), ...(await emailLists()), ...eventLatencyRows()] : []),
+  ...(only === undefined || only === 'api'
+    ? [...(await api()), ...(await emailLists()), ...eventLatencyRows(), ...realtimeLatencyRows()]
+    : []),
   ...(only === undefined || only === 'smtp' ? mailboxProbeRows() : []),
 ];
 const cost = only === undefined || only === 'cost' ? costs() : undefined;

@@ -1,6 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { batchReads, userEventsOf, type UserEvent } from '#shared/realtime/events';
-import { pushEvents, realtimeEndpoint } from '#shared/realtime/push';
+import { audienceOf, batchReads, userEventsOf, type UserEvent } from '#shared/realtime/events';
+import { BatchConnections, pushEvents, realtimeEndpoint } from '#shared/realtime/push';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 import { changeOf } from '#shared/webhooks/publish';
@@ -18,6 +18,7 @@ export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<
   const endpoint = realtimeEndpoint();
   if (!endpoint) return { batchItemFailures: [] };
   const reads = batchReads();
+  const connections = new BatchConnections();
   const changes = event.Records.map(changeOf);
   const perChange: UserEvent[][] = Array.from({ length: changes.length }, () => []);
   let next = 0;
@@ -27,6 +28,9 @@ export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<
         const change = changes[i];
         if (!change) continue;
         try {
+          // Most members of a large group are not connected: their changes cost one Query, not the reads of an event.
+          const audience = audienceOf(change);
+          if (audience && !(await connections.anyOf(audience))) continue;
           perChange[i] = await userEventsOf(change, reads);
         } catch (error) {
           logger.warn('realtime events of a change skipped', { sequence_number: change.sequenceNumber, ...describeError(error) });
@@ -34,6 +38,6 @@ export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<
       }
     }),
   );
-  await pushEvents(endpoint, perChange.flat());
+  await pushEvents(endpoint, perChange.flat(), connections);
   return { batchItemFailures: [] };
 });

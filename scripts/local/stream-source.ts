@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import {
   DescribeStreamCommand,
@@ -56,6 +57,22 @@ function wireValue(value: Value): Value {
 }
 const wireImage = (image: Record<string, Value> | undefined) =>
   image && Object.fromEntries(Object.entries(image).map(([name, value]) => [name, wireValue(value)]));
+
+/**
+ * Lambda's ParallelizationFactor: a shard's records split into up to `factor`
+ * concurrent batches by partition key, so the changes of one item stay in
+ * order in one batch.
+ */
+function lanes(records: _Record[], factor: number): _Record[][] {
+  if (factor <= 1) return [records];
+  const byLane = new Map<number, _Record[]>();
+  for (const r of records) {
+    const pk = r.dynamodb?.Keys?.pk?.S ?? '';
+    const lane = createHash('sha1').update(pk).digest().readUInt32BE(0) % factor;
+    byLane.set(lane, [...(byLane.get(lane) ?? []), r]);
+  }
+  return [...byLane.values()];
+}
 
 /**
  * What Lambda's DynamoDB event source mapping does, for one consumer, on
@@ -151,21 +168,28 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     if (!iterators.has(shardId)) iterators.set(shardId, (await iteratorFor(shardId)) ?? null);
     const iterator = iterators.get(shardId);
     if (!iterator) return false;
-    const out = await client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: consumer.batchSize }));
+    const out = await client.send(
+      new GetRecordsCommand({ ShardIterator: iterator, Limit: consumer.batchSize * (consumer.parallelization ?? 1) }),
+    );
     const records = out.Records ?? [];
     if (records.length === 0) {
       iterators.set(shardId, out.NextShardIterator ?? null);
       return false;
     }
-    let failedAt: string | undefined;
-    try {
-      const result = (await run({ handler: consumer.handler }, toEvent(records), consumer.timeoutSeconds)) as
-        DynamoDBBatchResponse | undefined;
-      failedAt = result?.batchItemFailures?.[0]?.itemIdentifier;
-    } catch (error) {
-      console.error(`[${consumer.name}] invocation failed`, (error as Error).message);
-      failedAt = records[0]!.dynamodb!.SequenceNumber;
-    }
+    const failed = await Promise.all(
+      lanes(records, consumer.parallelization ?? 1).map(async (lane) => {
+        try {
+          const result = (await run({ handler: consumer.handler }, toEvent(lane), consumer.timeoutSeconds)) as
+            DynamoDBBatchResponse | undefined;
+          return result?.batchItemFailures?.[0]?.itemIdentifier;
+        } catch (error) {
+          console.error(`[${consumer.name}] invocation failed`, (error as Error).message);
+          return lane[0]!.dynamodb!.SequenceNumber;
+        }
+      }),
+    );
+    // The earliest failure in the shard's order: the stream resumes there (records after it in other lanes run again).
+    const failedAt = records.find((r) => failed.includes(r.dynamodb?.SequenceNumber))?.dynamodb?.SequenceNumber;
     const done =
       failedAt === undefined
         ? records

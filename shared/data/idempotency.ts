@@ -96,7 +96,7 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
   });
   const generation = randomUUID();
   const createdMs = Date.now();
-  return retryOnConflict(
+  return retryOnConflict<Claim>(
     async () => {
       const now = nowSeconds();
       let existing: Item | undefined;
@@ -135,7 +135,15 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
       return taken ? hold(taken, true) : AGAIN;
     },
     { exhausted: () => ({ kind: 'in_progress' }) },
-  );
+  ).catch(async (error: unknown) => {
+    // The claim (or a take-over) may have landed with every answer lost: a record left in progress under
+    // this token would turn the client's retries away with 409 until its lease ends. Marked interrupted,
+    // the retry takes it over at once. Nothing is marked when the record is not ours.
+    await finishWrite(() =>
+      updateItem(key(accountId, idempotencyKey), update().set`${attr('status')} = ${'interrupted'}`.when`${attr('token')} = ${token}`),
+    );
+    throw error;
+  });
 }
 
 /** Takes an interrupted (or lease-expired) record over from the attempt that held it; undefined when another did first. */

@@ -58,9 +58,29 @@ export async function closeConnection(endpoint: string, connectionId: string): P
     .catch(() => undefined);
 }
 
+/**
+ * Each user's open connections, read once per batch (one Query per user),
+ * shared by the check that skips the changes of users nobody listens for
+ * and by the posts.
+ */
+export class BatchConnections {
+  private readonly read = new Map<string, Promise<string[]>>();
+
+  of(owner: Owner): Promise<string[]> {
+    const key = `${owner.accountId}|${owner.contactId}`;
+    let found = this.read.get(key);
+    if (!found) this.read.set(key, (found = userConnections(owner)));
+    return found;
+  }
+
+  async anyOf(owners: Owner[]): Promise<boolean> {
+    return (await Promise.all(owners.map((o) => this.of(o)))).some((c) => c.length > 0);
+  }
+}
+
 /** One user's events in order, each to every open connection of theirs at once. */
-async function pushToUser(endpoint: string, owner: Owner, events: UserEvent[]): Promise<number> {
-  let open = await userConnections(owner);
+async function pushToUser(endpoint: string, owner: Owner, events: UserEvent[], connections: BatchConnections): Promise<number> {
+  let open = await connections.of(owner);
   let sent = 0;
   for (const { event } of events) {
     if (open.length === 0) break;
@@ -78,7 +98,7 @@ async function pushToUser(endpoint: string, owner: Owner, events: UserEvent[]): 
  * large group's fan-out shares the function with everyone else's frames.
  * Answers the number of frames sent.
  */
-export async function pushEvents(endpoint: string, events: UserEvent[]): Promise<number> {
+export async function pushEvents(endpoint: string, events: UserEvent[], connections = new BatchConnections()): Promise<number> {
   const byUser = new Map<string, { owner: Owner; events: UserEvent[] }>();
   for (const e of events) {
     const key = `${e.owner.accountId}|${e.owner.contactId}`;
@@ -92,7 +112,7 @@ export async function pushEvents(endpoint: string, events: UserEvent[]): Promise
     Array.from({ length: Math.min(USERS_AT_ONCE, lanes.length) }, async () => {
       for (let lane = lanes.shift(); lane; lane = lanes.shift()) {
         try {
-          sent += await pushToUser(endpoint, lane.owner, lane.events);
+          sent += await pushToUser(endpoint, lane.owner, lane.events, connections);
         } catch (error) {
           logger.warn('realtime events of a user not sent', { contact_id: lane.owner.contactId, ...describeError(error) });
         }

@@ -155,6 +155,25 @@ describe.skipIf(deployed)('idempotent creates under DynamoDB faults', () => {
     expect(res.status).toBe(201);
   });
 
+  it('lets the retry in at once when every answer to the claim was lost, instead of 409 until the lease ends', async () => {
+    // Given a conversation, and a key whose claim is carried out but no answer to it arrives: the first attempt's is lost,
+    // the SDK's further attempts are refused
+    const conversationId = await openConversation();
+    const key = newKey();
+    proxy.inject({ operation: 'PutItem', match: isRecord, fault: 'lose-reply', times: 1 });
+    proxy.inject({ operation: 'PutItem', match: isRecord, fault: 'error' });
+    const first = await sendMessage(conversationId, 'claimed, unanswered', key);
+    proxy.clear();
+    // When the first try has failed, and the client retries with the same key
+    expect(first.status).toBe(500);
+    const retry = await sendMessage(conversationId, 'claimed, unanswered', key);
+    // Then the retry is served at once (the claim was left interrupted, not in progress), and one message is stored
+    expect(retry.status).toBe(201);
+    const again = await sendMessage(conversationId, 'claimed, unanswered', key);
+    expect(again.body).toEqual(retry.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+
   describe.each(Object.keys(faults))('POST /api/v1/emails when %s', (fault) => {
     it('stores each address once and answers the retry as a clean first try', async () => {
       // Given a fresh account

@@ -6,6 +6,7 @@ import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/r
 import { startStreams } from '../../scripts/local/runtime.ts';
 import { eventually } from '../steps/email-env.ts';
 import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
+import { schemaValidator } from '../steps/openapi.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
 /**
@@ -26,6 +27,7 @@ interface Client {
   close: () => Promise<void>;
 }
 
+const validFrame = schemaValidator('RealtimeFrame');
 let server: RunningRealtime;
 let streams: { stop: () => Promise<void> };
 let messaging: ApiClient;
@@ -57,7 +59,12 @@ function connect(token: string, via: 'header' | 'protocol' = 'header'): Promise<
     close: () =>
       new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : (ws.once('close', () => resolve()), ws.close()))),
   };
-  ws.on('message', (data) => client.frames.push(JSON.parse(data.toString()) as Frame));
+  ws.on('message', (data) => {
+    const frame = JSON.parse(data.toString()) as Frame;
+    // Every frame any test receives is one docs/openapi.yaml describes (RealtimeFrame).
+    if (!validFrame(frame)) throw new Error(`frame not in docs/openapi.yaml: ${JSON.stringify(validFrame.errors)}\n${data}`);
+    client.frames.push(frame);
+  });
   opened.push(client);
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(client));
@@ -112,6 +119,10 @@ describe('realtime WebSocket', () => {
     // And a ping is answered
     viaHeader.ws.send(JSON.stringify({ action: 'ping' }));
     await arrives(viaHeader, (f) => f.type === 'pong');
+    // And anything else is answered with an error frame, the socket kept open
+    viaProtocol.ws.send('hello');
+    await arrives(viaProtocol, (f) => f.type === 'error');
+    expect(viaProtocol.ws.readyState).toBe(WebSocket.OPEN);
   });
 
   it("delivers a message to the recipient in their own view, to the sender's other device, and to nobody else", async () => {
