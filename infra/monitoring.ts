@@ -21,6 +21,9 @@ import { METRIC, METRICS_NAMESPACE, type MetricName } from '../shared/util/metri
 import { workers, type ApiName, type QueueName } from '../shared/routes.ts';
 import type { DeploySettings } from './settings.ts';
 
+/** Functions whose failure is how they answer no: the realtime `$connect` authorizer (docs/realtime.md). */
+export const REFUSES_BY_FAILING = new Set(['realtime-authorizer']);
+
 /**
  * Thresholds of the alarms; docs/operations.md says what each alarm means
  * and what to do about it. Latency targets follow what each API does: the
@@ -128,6 +131,18 @@ export class Monitoring extends Construct {
       'A change-stream batch kept failing: its events were not published.',
     );
     alarm(
+      'realtime-authorizer-failures',
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: METRIC.realtimeAuthorizerFailures.name,
+        dimensionsMap: { service: stackName },
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+      }),
+      0,
+      'The realtime authorizer could not look a token up: handshakes are answered 500.',
+    );
+    alarm(
       'webhook-delivery-failures',
       new Metric({
         namespace: METRICS_NAMESPACE,
@@ -179,7 +194,10 @@ export class Monitoring extends Construct {
 
     // Functions: uncaught errors (a handler's own error answers are responses, not errors) and throttles.
     for (const [name, fn] of props.functions) {
-      alarm(`${name}-errors`, fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }), 0, `Function ${name} failed.`);
+      // The realtime authorizer refuses a handshake by failing ("Unauthorized" is API Gateway's only way to a 401):
+      // its errors are mostly refusals, so its real failures are counted as a metric of their own (alarmed above).
+      if (!REFUSES_BY_FAILING.has(name))
+        alarm(`${name}-errors`, fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }), 0, `Function ${name} failed.`);
       alarm(`${name}-throttles`, fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }), 0, `Function ${name} was throttled.`);
     }
 
@@ -277,6 +295,7 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       graph('Credits held (emails waiting for credits)', [business('creditsHeld')], 6),
       graph('Webhook failures', [business('webhookAttemptsFailed'), business('webhookEventsFailed')], 6),
+      graph('Realtime authorizer failures (token lookups, not refusals)', [business('realtimeAuthorizerFailures')], 6),
       new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 12, height: 8 }),
     );
   }

@@ -2,6 +2,8 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import { findPrincipal } from '#shared/data/tokens';
 import { handshakeToken } from '#shared/realtime/handshake';
 import { instrumented } from '#shared/util/invocation';
+import { describeError, logger } from '#shared/util/logger';
+import { countMetric } from '#shared/util/metrics';
 
 /**
  * The realtime API's `$connect` authorizer (REQUEST: WebSocket APIs have no
@@ -12,7 +14,15 @@ import { instrumented } from '#shared/util/invocation';
  */
 export const handler = instrumented(async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
   const token = handshakeToken(event.headers);
-  const principal = token ? await findPrincipal(token) : undefined;
+  let principal: Awaited<ReturnType<typeof findPrincipal>>;
+  try {
+    principal = token ? await findPrincipal(token) : undefined;
+  } catch (error) {
+    // A real failure (API Gateway answers 500): counted apart from refusals, which fail too (infra/monitoring.ts).
+    countMetric('realtimeAuthorizerFailures');
+    logger.error('token lookup failed', describeError(error));
+    throw error;
+  }
   if (!principal) throw new Error('Unauthorized');
   return {
     principalId: principal.contactId,

@@ -1,4 +1,4 @@
-import { putConnection } from '#shared/data/connections';
+import { touchConnection } from '#shared/data/connections';
 import { callbackOf, connectionPrincipal, type WebSocketEvent } from '#shared/realtime/handshake';
 import { postFrame } from '#shared/realtime/push';
 import { instrumented } from '#shared/util/invocation';
@@ -25,7 +25,7 @@ export const handler = instrumented(async (event: WebSocketEvent) => {
           type: 'error',
           error: { type: 'invalid_request_error', code: 'unknown_action', message: 'Send {"action":"ping"}; events arrive on their own.' },
         };
-  if (action === 'ping') await putConnection(principal, connectionId);
+  if (action === 'ping') await touchConnection(principal, connectionId);
   await postFrame(callbackOf(event), principal, connectionId, JSON.stringify(frame));
   return { statusCode: 200 };
 });

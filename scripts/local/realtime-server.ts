@@ -92,7 +92,10 @@ export async function startRealtimeServer(port: number, host = '127.0.0.1', run:
       requestContext: context(connectionId, '$connect', authorizer),
     }).catch(() => ({ statusCode: 500 }))) as { statusCode: number; headers?: Headers };
     if (answer.statusCode < 200 || answer.statusCode > 299) return refuse(socket, answer.statusCode, 'Forbidden');
-    (req as Accepted).accepted = answer.headers?.['Sec-WebSocket-Protocol'];
+    // Header names are case-insensitive, as API Gateway reads them.
+    (req as Accepted).accepted = Object.entries(answer.headers ?? {}).find(
+      ([name]) => name.toLowerCase() === 'sec-websocket-protocol',
+    )?.[1];
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.set(connectionId, ws);
       ws.on('message', (data) => {

@@ -3,6 +3,7 @@ import { txUpdate, type TransactItems } from '#shared/db/batch';
 import { attr, condition, update, type Update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
+import { retryOnConflict } from '#shared/db/retry';
 
 /**
  * Page-number pagination at constant cost, with items of bounded size.
@@ -70,7 +71,8 @@ export function collectionOf(key: Key, item: Record<string, unknown> | undefined
 export async function reserveSeqs(key: Key, count: number, mustExist: boolean): Promise<number | undefined> {
   const reserve = update().add`next_seq ${count}`;
   if (mustExist) reserve.when`attribute_exists(pk)`;
-  const out = await unlessConditionFails(updateItem(key, reserve, 'UPDATED_NEW'));
+  // A collection item is also written by transactions (a list's creation counts it in one): meeting one is retried.
+  const out = await retryOnConflict(() => unlessConditionFails(updateItem(key, reserve, 'UPDATED_NEW')));
   return out ? Number(out.next_seq) - count : undefined;
 }
 

@@ -1,4 +1,6 @@
-import { deleteItem, putItem, query } from '#shared/db/items';
+import { batchGet } from '#shared/db/batch';
+import { condition, update } from '#shared/db/expression';
+import { deleteItem, putItem, query, unlessConditionFails, updateItem } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { nowSeconds } from '#shared/util/ids';
 
@@ -10,27 +12,64 @@ import { nowSeconds } from '#shared/util/ids';
 export const CONNECTION_TTL_SECONDS = 2 * 3600 + 600;
 /** Connections one user's events go to (devices, tabs): a bound on one user's share of a fan-out. */
 export const MAX_CONNECTIONS_PER_USER = 100;
+/**
+ * A post to a connection whose handshake API Gateway has not finished yet
+ * answers Gone too: a connection younger than this is not forgotten for it.
+ */
+const HANDSHAKE_GRACE_SECONDS = 10;
+
+export interface Connection {
+  id: string;
+  /** The hash of the token it was opened with: a revoked token's connections are closed. */
+  tokenHash: string;
+}
 
 const connectionKey = (owner: Owner, connectionId: string) => keys.connection.key({ ...ownerValues(owner), connection: connectionId });
 
-export async function putConnection(owner: Owner, connectionId: string, now = nowSeconds()): Promise<void> {
+export async function putConnection(owner: Owner, connectionId: string, tokenHash: string, now = nowSeconds()): Promise<void> {
   await putItem({
     ...connectionKey(owner, connectionId),
     type: 'connection',
     connection_id: connectionId,
+    token_hash: tokenHash,
     connected_at: now,
     expires_at: now + CONNECTION_TTL_SECONDS,
   });
 }
 
+/** A ping: the connection is alive, its record stays (only a record still there is kept). */
+export async function touchConnection(owner: Owner, connectionId: string, now = nowSeconds()): Promise<void> {
+  await unlessConditionFails(
+    updateItem(connectionKey(owner, connectionId), update().set`expires_at = ${now + CONNECTION_TTL_SECONDS}`.when`attribute_exists(pk)`),
+  );
+}
+
 export const deleteConnection = (owner: Owner, connectionId: string) => deleteItem(connectionKey(owner, connectionId));
+
+/** Forgets a connection API Gateway reported gone, unless it is still in its handshake. */
+export const forgetGoneConnection = (owner: Owner, connectionId: string, now = nowSeconds()) =>
+  unlessConditionFails(deleteItem(connectionKey(owner, connectionId), condition`connected_at < ${now - HANDSHAKE_GRACE_SECONDS}`));
 
 /**
  * The user's open connections: one Query of their partition. Items past
  * their TTL that DynamoDB has not removed yet are left out.
  */
-export async function userConnections(owner: Owner): Promise<string[]> {
+export async function userConnections(owner: Owner): Promise<Connection[]> {
   const now = nowSeconds();
   const items = await query({ partition: keys.connection.partition(ownerValues(owner)) }, MAX_CONNECTIONS_PER_USER, 1);
-  return items.filter((item) => Number(item.expires_at) > now).map((item) => String(item.connection_id));
+  return items
+    .filter((item) => Number(item.expires_at) > now)
+    .map((item) => ({ id: String(item.connection_id), tokenHash: String(item.token_hash ?? '') }));
+}
+
+/** Of these token hashes, those whose token is revoked or gone (one BatchGet per 100). */
+export async function revokedTokens(tokenHashes: string[]): Promise<Set<string>> {
+  const unique = [...new Set(tokenHashes)];
+  if (unique.length === 0) return new Set();
+  const found = await batchGet(
+    unique.map((token_hash) => keys.token.key({ token_hash })),
+    true,
+  );
+  const live = new Set(found.filter((item) => item.revoked_at === undefined).map((item) => String(item.pk)));
+  return new Set(unique.filter((hash) => !live.has(keys.token.key({ token_hash: hash }).pk)));
 }

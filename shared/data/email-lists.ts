@@ -24,7 +24,6 @@ import {
   type PagePosition,
 } from '#shared/data/collections';
 import { newNumericIds } from '#shared/data/numeric-ids';
-import { outboxPut, type OutboxItem } from '#shared/data/outbox';
 import { nowSeconds } from '#shared/util/ids';
 
 export type ListStatus = 'pending' | 'processing' | 'completed' | 'insufficient_credits' | 'error';
@@ -87,10 +86,7 @@ const listKey = (accountId: string, list: number) => keys.list.key({ acct: accou
  * atomic `ADD`, then the list item and an outbox carrying the collection's
  * counts in one transaction (the counts are applied by `settleOutboxes`).
  */
-export async function createEmailList(
-  accountId: string,
-  input: { name: string; description?: string },
-): Promise<{ list: EmailList; outbox: OutboxItem }> {
+export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<EmailList> {
   const collectionKey = keys.accountLists.key({ acct: accountId });
   const [seq, [id]] = await Promise.all([reserveSeqs(collectionKey, 1, false), newNumericIds(1)]);
   const list = {
@@ -107,23 +103,17 @@ export async function createEmailList(
     has_error: false,
     created_at: nowSeconds(),
   };
-  const outbox = outboxPut(accountId, {
-    emailIds: [],
-    awaiting: false,
-    collection: collectionKey,
-    mustExist: false,
-    deltas: membershipDeltas([seq!], 1),
-  });
+  // The list and its place in the account's page index commit together: nothing is left for later (no outbox).
   await transactWrite({
     TransactItems: [
-      outbox.put,
       txPut(
         { ...listKey(accountId, id!), ...keys.members.entry({ collection: collectionKey.pk, seq: seq! }), type: 'email_list', ...list },
         condition`attribute_not_exists(pk)`,
       ),
+      ...deltaUpdates(collectionKey, membershipDeltas([seq!], 1)),
     ],
   });
-  return { list: toEmailList(list), outbox: outbox.item };
+  return toEmailList(list);
 }
 
 export async function getEmailList(accountId: string, id: number): Promise<EmailList | undefined> {

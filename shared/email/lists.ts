@@ -4,18 +4,10 @@ import { keys } from '#shared/db/keys';
 import { collectionKey, listEmailsPage } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { lastPageOf, pageOutOfRange } from '#shared/email/visible';
-import { settleOutboxes } from '#shared/email/work';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
-import { describeError, logger } from '#shared/util/logger';
 
-export async function createList(who: Principal, input: { name: string; description?: string }) {
-  const { list, outbox } = await createEmailList(who.accountId, input);
-  await settleOutboxes(outbox.collection, false, [outbox]).catch((error) =>
-    logger.warn('settling deferred; the sweeper will finish it', describeError(error)),
-  );
-  return list;
-}
+export const createList = (who: Principal, input: { name: string; description?: string }) => createEmailList(who.accountId, input);
 
 export async function getList(who: Principal, id: number) {
   const list = await getEmailList(who.accountId, id);

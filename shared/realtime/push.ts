@@ -1,5 +1,5 @@
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { deleteConnection, userConnections } from '#shared/data/connections';
+import { deleteConnection, forgetGoneConnection, revokedTokens, userConnections, type Connection } from '#shared/data/connections';
 import type { Owner } from '#shared/db/keys';
 import { describeError, logger } from '#shared/util/logger';
 import type { UserEvent } from '#shared/realtime/events';
@@ -21,7 +21,8 @@ function connectionsApi(endpoint: string): ApiGatewayManagementApiClient {
   if (!client) {
     client = new ApiGatewayManagementApiClient({
       endpoint,
-      maxAttempts: 2,
+      // A post that timed out may have been delivered: it is not sent again (a frame twice is worse than once late).
+      maxAttempts: 1,
       requestHandler: { requestTimeout: POST_TIMEOUT_MS, connectionTimeout: 1_000 },
     });
     clients.set(endpoint, client);
@@ -43,7 +44,7 @@ export async function postFrame(endpoint: string, owner: Owner, connectionId: st
     return true;
   } catch (error) {
     if (isGone(error)) {
-      await deleteConnection(owner, connectionId).catch(() => undefined);
+      await forgetGoneConnection(owner, connectionId).catch(() => undefined);
       return false;
     }
     logger.warn('realtime frame not sent', { connection_id: connectionId, ...describeError(error) });
@@ -64,9 +65,9 @@ export async function closeConnection(endpoint: string, connectionId: string): P
  * and by the posts.
  */
 export class BatchConnections {
-  private readonly read = new Map<string, Promise<string[]>>();
+  private readonly read = new Map<string, Promise<Connection[]>>();
 
-  of(owner: Owner): Promise<string[]> {
+  of(owner: Owner): Promise<Connection[]> {
     const key = `${owner.accountId}|${owner.contactId}`;
     let found = this.read.get(key);
     if (!found) this.read.set(key, (found = userConnections(owner)));
@@ -79,17 +80,22 @@ export class BatchConnections {
 }
 
 /** One user's events in order, each to every open connection of theirs at once. */
-async function pushToUser(endpoint: string, owner: Owner, events: UserEvent[], connections: BatchConnections): Promise<number> {
-  let open = await connections.of(owner);
+async function pushToUser(endpoint: string, owner: Owner, events: UserEvent[], open: Connection[]): Promise<number> {
   let sent = 0;
   for (const { event } of events) {
     if (open.length === 0) break;
     const frame = JSON.stringify(event);
-    const alive = await Promise.all(open.map((id) => postFrame(endpoint, owner, id, frame)));
+    const alive = await Promise.all(open.map((c) => postFrame(endpoint, owner, c.id, frame)));
     sent += alive.filter(Boolean).length;
     open = open.filter((_, i) => alive[i]);
   }
   return sent;
+}
+
+/** A connection opened with a token since revoked is closed (API Gateway then runs `$disconnect`) and forgotten. */
+async function closeRevoked(endpoint: string, owner: Owner, connection: Connection): Promise<void> {
+  await closeConnection(endpoint, connection.id);
+  await deleteConnection(owner, connection.id).catch(() => undefined);
 }
 
 /**
@@ -107,12 +113,22 @@ export async function pushEvents(endpoint: string, events: UserEvent[], connecti
     lane.events.push(e);
   }
   const lanes = [...byUser.values()];
+  // The tokens the connections were opened with, once per batch: a revoked one's connections get nothing more.
+  const open = new Map(await Promise.all(lanes.map(async (lane) => [lane, await connections.of(lane.owner)] as const)));
+  const revoked = await revokedTokens([...open.values()].flat().map((c) => c.tokenHash));
   let sent = 0;
   await Promise.all(
     Array.from({ length: Math.min(USERS_AT_ONCE, lanes.length) }, async () => {
       for (let lane = lanes.shift(); lane; lane = lanes.shift()) {
         try {
-          sent += await pushToUser(endpoint, lane.owner, lane.events, connections);
+          const own = open.get(lane)!;
+          await Promise.all(own.filter((c) => revoked.has(c.tokenHash)).map((c) => closeRevoked(endpoint, lane.owner, c)));
+          sent += await pushToUser(
+            endpoint,
+            lane.owner,
+            lane.events,
+            own.filter((c) => !revoked.has(c.tokenHash)),
+          );
         } catch (error) {
           logger.warn('realtime events of a user not sent', { contact_id: lane.owner.contactId, ...describeError(error) });
         }

@@ -38,6 +38,8 @@ export const METRIC = {
   /** Webhook attempts that failed (each one, retried or not), and events given up after their last attempt or a disabled endpoint. */
   webhookAttemptsFailed: { name: 'WebhookAttemptsFailed', unit: 'Count' },
   webhookEventsFailed: { name: 'WebhookEventsFailed', unit: 'Count' },
+  /** The realtime authorizer could not look a token up (a refused token is not counted: it fails by design). */
+  realtimeAuthorizerFailures: { name: 'RealtimeAuthorizerFailures', unit: 'Count' },
 } as const satisfies Record<string, { name: string; unit: MetricUnit }>;
 
 export type MetricName = keyof typeof METRIC;

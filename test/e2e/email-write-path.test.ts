@@ -42,6 +42,20 @@ describe(`email write path over ${transport}`, () => {
     }, 120_000);
   const domains = ['example.com', 'gmail.com', 'agency.gov', 'aonly.test'];
 
+  it('creates 30 lists of one account at once without an error, each on its own place of the list pages', async () => {
+    // Given a fresh account
+    const tenant = await aTenant();
+    // When 30 clients create a list at the same moment (each creation counts itself in the account's page index, in its transaction)
+    const created = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => api.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: `l${i}` } })),
+    );
+    // Then all are created, and the pages hold each exactly once
+    expect(created.map((res) => res.status)).toEqual(Array(30).fill(201));
+    const page = await api.call('GET', '/api/v1/emailLists', { token: tenant.token });
+    expect(page.body).toMatchObject({ page: 1, totalPages: 1 });
+    expect(page.body.emailLists.map((l: { id: number }) => l.id).sort()).toEqual(created.map((res) => res.body.id).sort());
+  });
+
   it('takes 50 concurrent adds of 100 addresses to one list without an error, and counts exactly 5,000', { timeout: 180_000 }, async () => {
     // Given one list
     const list = await newList();

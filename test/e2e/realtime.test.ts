@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putConnection, userConnections } from '#shared/data/connections';
-import { issueToken } from '#shared/data/tokens';
+import { hashToken, issueToken, revokeToken } from '#shared/data/tokens';
 import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { startStreams } from '../../scripts/local/runtime.ts';
 import { eventually } from '../steps/email-env.ts';
@@ -196,22 +196,41 @@ describe('realtime WebSocket', () => {
     expect(deleted.data.object).toMatchObject({ id: sent.id, deleted: true });
   });
 
-  it('forgets a closed connection, and one API Gateway reports gone', async () => {
+  it('forgets a closed connection, and one API Gateway reports gone (unless it is still in its handshake)', async () => {
     const t = await aTenant();
     const owner = { accountId: t.accountId, contactId: t.userContactId };
-    // Given alice connected, and a stale record of a connection that no longer exists
+    // Given alice connected, a stale record of a connection long gone, and one just made whose handshake is not finished
     const client = await connect(t.token);
-    await putConnection(owner, 'c3RhbGVjb25uZWN0aW9u');
-    expect(await userConnections(owner)).toHaveLength(2);
-    // When a frame is posted to both (an event of hers)
+    await putConnection(owner, 'c3RhbGVjb25uZWN0aW9u', hashToken(t.token), Math.floor(Date.now() / 1000) - 60);
+    await putConnection(owner, 'aGFuZHNoYWtpbmc=', hashToken(t.token));
+    expect(await userConnections(owner)).toHaveLength(3);
+    // When a frame is posted to all three (an event of hers)
     const conv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
     await send(t.token, conv, 'anyone there?');
     await arrives(client, (f) => f.type === 'message.created');
-    // Then the gone one is removed, the live one kept
-    await eventually(async () => (await userConnections(owner)).length === 1, 10_000);
+    // Then the gone one is removed; the live one and the one in its handshake are kept
+    await eventually(async () => (await userConnections(owner)).length === 2, 10_000);
+    expect((await userConnections(owner)).map((c) => c.id)).toContain('aGFuZHNoYWtpbmc=');
     // When alice closes her socket, her connection record goes too
     await client.close();
-    await eventually(async () => (await userConnections(owner)).length === 0, 10_000);
+    await eventually(async () => (await userConnections(owner)).length === 1, 10_000);
+  });
+
+  it('closes the sockets of a revoked token at its next event, and sends them nothing more', async () => {
+    // Given bob connected with his token, and alice's conversation with him
+    const t = await aTenant();
+    const bob = await connect(t.token2);
+    const closed = new Promise<number>((resolve) => bob.ws.once('close', (code) => resolve(code)));
+    const conv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    await send(t.token, conv, 'before');
+    await arrives(bob, (f) => f.type === 'message.created');
+    // When his token is revoked, and alice sends him another message
+    await revokeToken(t.token2);
+    const after = (await send(t.token, conv, 'after')).body;
+    // Then his socket is closed by the server, without that message, and his connection is forgotten
+    await closed;
+    expect(bob.frames.some((f) => f.data?.object?.id === after.id)).toBe(false);
+    await eventually(async () => (await userConnections({ accountId: t.accountId, contactId: t.contactIds.bob! })).length === 0, 10_000);
   });
 
   it('gives each of 50 connected members every event of their own exactly once', async () => {
@@ -234,6 +253,9 @@ describe('realtime WebSocket', () => {
       expect(created.map((f) => f.data.object.id).sort()).toEqual([...sent].sort());
       expect(new Set(created.map((f) => f.user)).size).toBe(1);
       expect(new Set(created.map((f) => f.id)).size).toBe(3);
+      // No event of any type reached a client twice
+      const events = c.frames.filter((f) => f.id);
+      expect(new Set(events.map((f) => f.id)).size).toBe(events.length);
       convIds.add(created[0]!.data.object.conversation_id);
     }
     // And each member's frames name their own conversation (50 views of one thread)

@@ -8,7 +8,7 @@ import { METRIC } from '../../shared/util/metrics.ts';
 import { realtime, routes, streams, workers } from '../../shared/routes.ts';
 import { VALIDATOR_ENV_VARS } from '../../shared/email/validator/config.ts';
 import { accessLogFormat, ACCESS_LOG_FIELDS } from '../../infra/api.ts';
-import { THRESHOLDS } from '../../infra/monitoring.ts';
+import { REFUSES_BY_FAILING, THRESHOLDS } from '../../infra/monitoring.ts';
 import { addNagPacks } from '../../infra/nag.ts';
 import { DEFAULT_AUTH_CACHE_SECONDS, DEFAULT_THROTTLE } from '../../infra/settings.ts';
 import { MessagingAndEmailValidationStack } from '../../infra/stack.ts';
@@ -220,12 +220,15 @@ describe('alarms', () => {
     }
   });
 
-  it('fires on errors and throttles of every function', () => {
+  it('fires on errors and throttles of every function (on the realtime authorizer, on its failed lookups: it refuses by failing)', () => {
+    expect(named('realtime-authorizer-errors')).toBeUndefined();
+    expect(named('realtime-authorizer-failures')).toMatchObject({ MetricName: 'RealtimeAuthorizerFailures', Threshold: 0 });
     for (const [name, fn] of stack.namedFunctions()) {
       for (const [kind, metric] of [
         ['errors', 'Errors'],
         ['throttles', 'Throttles'],
       ]) {
+        if (kind === 'errors' && REFUSES_BY_FAILING.has(name)) continue;
         expect(named(`${name}-${kind}`), `${name} ${kind}`).toMatchObject({
           Namespace: 'AWS/Lambda',
           MetricName: metric,

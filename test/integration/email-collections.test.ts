@@ -33,8 +33,7 @@ describe('collection page index against DynamoDB Local', () => {
     async () => {
       // Given a list with a few real members
       const t = await aTenant();
-      const { list, outbox } = await createEmailList(t.accountId, { name: 'history' });
-      await settleOutboxes(outbox.collection, false, [outbox]);
+      const list = await createEmailList(t.accountId, { name: 'history' });
       const key = keys.list.key({ acct: t.accountId, list: list.id });
       const early = await addToList(
         t.accountId,
@@ -101,8 +100,7 @@ describe('collection page index against DynamoDB Local', () => {
 
   it('applies recorded counts exactly once, however often a crashed request is retried', async () => {
     const t = await aTenant();
-    const { list, outbox } = await createEmailList(t.accountId, { name: 'retries' });
-    await settleOutboxes(outbox.collection, false, [outbox]);
+    const list = await createEmailList(t.accountId, { name: 'retries' });
     const chunks = await storeEmails(t.accountId, { kind: 'list', listId: list.id }, ['x@example.com', 'y@example.com'], 1);
     const key = keys.list.key({ acct: t.accountId, list: list.id });
     const pending = chunks.map((c) => ({ token: c.outbox.token, deltas: c.outbox.deltas! }));
@@ -122,8 +120,7 @@ describe('collection page index against DynamoDB Local', () => {
 
   it('never re-creates a deleted list when its counts arrive late', async () => {
     const t = await aTenant();
-    const { list, outbox } = await createEmailList(t.accountId, { name: 'late counts' });
-    await settleOutboxes(outbox.collection, false, [outbox]);
+    const list = await createEmailList(t.accountId, { name: 'late counts' });
     const chunks = await storeEmails(t.accountId, { kind: 'list', listId: list.id }, ['z@example.com'], 0);
     const { deleteEmailList } = await import('#shared/data/email-lists');
     expect(await deleteEmailList(t.accountId, list.id)).toBe(true);
