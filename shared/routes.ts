@@ -213,6 +213,12 @@ export interface StreamConsumer {
   parallelization?: number;
   /** Posts to the realtime API's connections (its callback URL, execute-api:ManageConnections); absent where there is no WebSocket API. */
   realtime?: boolean;
+  /**
+   * Locally, poll an idle stream every 25 ms instead of 100 ms: for the
+   * consumer whose latency a person watches (a chat client's frame). Lambda
+   * itself polls a shard about four times a second.
+   */
+  latencySensitive?: boolean;
   sortKeys: { exact: readonly string[]; prefix: readonly string[] };
 }
 
@@ -240,6 +246,7 @@ export const streams: readonly StreamConsumer[] = [
     // A 1,000-member send's records spread over several concurrent batches (docs/realtime.md).
     parallelization: 4,
     realtime: true,
+    latencySensitive: true,
     // Conversations, thread messages (edits, reactions) and each participant's entry (delivery, reads: shared/realtime/events.ts).
     sortKeys: { exact: ['CONV'], prefix: ['MSG#', '#MSG#'] },
   },

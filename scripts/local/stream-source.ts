@@ -86,7 +86,7 @@ function lanes(records: _Record[], factor: number): _Record[][] {
 export function startStreamSource(consumer: StreamConsumer, options: StreamSourceOptions) {
   const client = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   const run = options.run ?? invokeSource;
-  const idleMs = options.idleMs ?? 100;
+  const idleMs = options.idleMs ?? (consumer.latencySensitive ? 25 : 100);
   const checkpoints: Checkpoints =
     options.checkpointFile && existsSync(options.checkpointFile)
       ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Checkpoints)

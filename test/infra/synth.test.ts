@@ -213,18 +213,30 @@ describe('cdk synth', () => {
       await expect(invoke({ handler: 'workers/sweeper' }, {}, 60)).resolves.toMatchObject({ resent: expect.any(Number) });
     });
 
+    /** The stream record of an item's insert, as the event source mapping hands it to a consumer. */
+    const insertRecord = async (key: { pk: string; sk: string }, sequenceNumber: string) => {
+      const { Item } = await db().send(new GetCommand({ TableName: tableName(), Key: key }));
+      return {
+        eventID: `e${sequenceNumber}`,
+        eventName: 'INSERT',
+        eventSource: 'aws:dynamodb',
+        dynamodb: {
+          ApproximateCreationDateTime: Date.now() / 1000,
+          SequenceNumber: sequenceNumber,
+          Keys: marshall(key),
+          NewImage: marshall(Item!),
+        },
+      };
+    };
+
     it('run the change-stream consumer and the webhook worker', async () => {
       // A committed change of an event item (a new conversation), as the stream hands it to the consumer
       const t = await aTenant();
       const conversation = await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } });
-      const key = { pk: `ACC#${t.accountId}#USER#${t.contactIds.alice}#CONV#${conversation.body.id}`, sk: 'CONV' };
-      const { Item } = await db().send(new GetCommand({ TableName: tableName(), Key: key }));
-      const record = {
-        eventID: 'e1',
-        eventName: 'INSERT',
-        eventSource: 'aws:dynamodb',
-        dynamodb: { ApproximateCreationDateTime: Date.now() / 1000, SequenceNumber: '1', Keys: marshall(key), NewImage: marshall(Item!) },
-      };
+      const record = await insertRecord(
+        { pk: `ACC#${t.accountId}#USER#${t.contactIds.alice}#CONV#${conversation.body.id}`, sk: 'CONV' },
+        '1',
+      );
       // The account has no endpoint: consumed, nothing to send
       await expect(invoke({ handler: 'workers/webhook-events' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
       // A job for an endpoint that no longer exists is dropped by the worker
@@ -256,14 +268,10 @@ describe('cdk synth', () => {
       });
       // When the stream hands the consumer bob's entry of it
       const bobConversation = (await messaging.call('GET', '/v1/conversations', { token: t.token2 })).body.data[0].id;
-      const key = { pk: `ACC#${t.accountId}#USER#${t.contactIds.bob}#CONV#${bobConversation}`, sk: `#MSG#${sent.body.id}` };
-      const { Item } = await db().send(new GetCommand({ TableName: tableName(), Key: key }));
-      const record = {
-        eventID: 'e2',
-        eventName: 'INSERT',
-        eventSource: 'aws:dynamodb',
-        dynamodb: { ApproximateCreationDateTime: Date.now() / 1000, SequenceNumber: '2', Keys: marshall(key), NewImage: marshall(Item!) },
-      };
+      const record = await insertRecord(
+        { pk: `ACC#${t.accountId}#USER#${t.contactIds.bob}#CONV#${bobConversation}`, sk: `#MSG#${sent.body.id}` },
+        '2',
+      );
       await expect(invoke({ handler: 'workers/realtime-events' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
       // Then bob's socket gets the frame, and his closing it runs $disconnect
       await eventually(async () => frames.some((f) => f.type === 'message.created' && f.data.object.id === sent.body.id));
