@@ -38,6 +38,8 @@ describe('did_you_mean', () => {
     ['jane@example.cpm', 'jane@example.com'],
     ['jane@acme.ogr', 'jane@acme.org'],
     ['jane@acme.nte', 'jane@acme.net'],
+    ['jane@outlook.con', 'jane@outlook.com'],
+    ['jane@gmal.com', 'jane@gmail.com'],
   ])('%s → %s', (address, expected) => {
     const at = address.lastIndexOf('@');
     const suggestion = didYouMean(address.slice(0, at), address.slice(at + 1));
