@@ -3,6 +3,7 @@ import { audienceOf, batchReads, userEventsOf, type UserEvent } from '#shared/re
 import { BatchConnections, pushEvents, realtimeEndpoint } from '#shared/realtime/push';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
+import { inParallel } from '#shared/util/parallel';
 import { changeOf } from '#shared/webhooks/publish';
 
 /** Changes turned into events at once (each reads a little: the message, a conversation id). */
@@ -21,23 +22,17 @@ export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<
   const connections = new BatchConnections();
   const changes = event.Records.map(changeOf);
   const perChange: UserEvent[][] = Array.from({ length: changes.length }, () => []);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(CHANGES_AT_ONCE, changes.length) }, async () => {
-      for (let i = next++; i < changes.length; i = next++) {
-        const change = changes[i];
-        if (!change) continue;
-        try {
-          // Most members of a large group are not connected: their changes cost one Query, not the reads of an event.
-          const audience = audienceOf(change);
-          if (audience && !(await connections.anyOf(audience))) continue;
-          perChange[i] = await userEventsOf(change, reads);
-        } catch (error) {
-          logger.warn('realtime events of a change skipped', { sequence_number: change.sequenceNumber, ...describeError(error) });
-        }
-      }
-    }),
-  );
+  await inParallel(changes, CHANGES_AT_ONCE, async (change, i) => {
+    if (!change) return;
+    try {
+      // Most members of a large group are not connected: their changes cost one Query, not the reads of an event.
+      const audience = audienceOf(change);
+      if (audience && !(await connections.anyOf(audience))) return;
+      perChange[i] = await userEventsOf(change, reads);
+    } catch (error) {
+      logger.warn('realtime events of a change skipped', { sequence_number: change.sequenceNumber, ...describeError(error) });
+    }
+  });
   await pushEvents(endpoint, perChange.flat(), connections);
   return { batchItemFailures: [] };
 });

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
+import { header } from '#shared/http/middleware';
 import { realtime, STAGE_NAME } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
 
@@ -93,9 +94,7 @@ export async function startRealtimeServer(port: number, host = '127.0.0.1', run:
     }).catch(() => ({ statusCode: 500 }))) as { statusCode: number; headers?: Headers };
     if (answer.statusCode < 200 || answer.statusCode > 299) return refuse(socket, answer.statusCode, 'Forbidden');
     // Header names are case-insensitive, as API Gateway reads them.
-    (req as Accepted).accepted = Object.entries(answer.headers ?? {}).find(
-      ([name]) => name.toLowerCase() === 'sec-websocket-protocol',
-    )?.[1];
+    (req as Accepted).accepted = header(answer, 'sec-websocket-protocol');
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.set(connectionId, ws);
       ws.on('message', (data) => {

@@ -69,7 +69,9 @@ function lanes(records: _Record[], factor: number): _Record[][] {
   for (const r of records) {
     const pk = r.dynamodb?.Keys?.pk?.S ?? '';
     const lane = createHash('sha1').update(pk).digest().readUInt32BE(0) % factor;
-    byLane.set(lane, [...(byLane.get(lane) ?? []), r]);
+    const batch = byLane.get(lane);
+    if (batch) batch.push(r);
+    else byLane.set(lane, [r]);
   }
   return [...byLane.values()];
 }

@@ -13,7 +13,8 @@ export type AuthedContext = Context & { principal?: Principal; input?: { body: u
 export type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 
 /** Lower-cased header lookup: API Gateway REST passes names as the client sent them. */
-export const header = (event: APIGatewayProxyEvent, name: string): string | undefined => {
+/** A request header by name, whatever its case (API Gateway passes them as the client sent them). */
+export const header = (event: { headers?: Record<string, string | undefined> | null }, name: string): string | undefined => {
   const wanted = name.toLowerCase();
   for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === wanted) return value ?? undefined;
   return undefined;

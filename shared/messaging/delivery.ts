@@ -16,6 +16,7 @@ import { advanceFanout, finishFanout, getFanout, unfinishedFanouts } from '#shar
 import { contentExists, entryOf, participantGone, participantParts, type NewMessage } from '#shared/data/messages';
 import { nowSeconds } from '#shared/util/ids';
 import { describeError, logger } from '#shared/util/logger';
+import { inParallel } from '#shared/util/parallel';
 import { requireQueue, sendJson } from '#shared/util/sqs';
 
 /**
@@ -93,7 +94,7 @@ async function deliverChunk(d: Delivery, recipients: string[]): Promise<boolean>
   if (failed.includes('message')) return false;
   if (failed.length === 0) return true;
   let gone = false;
-  await inParallel(recipients, async (r) => {
+  await inParallel(recipients, PARALLEL, async (r) => {
     if (!gone && (await deliverTo(r, d, check)).length > 0) gone = true;
   });
   return !gone;
@@ -127,15 +128,6 @@ export async function retractFrom(contactId: string, accountId: string, messageI
   throw new Error(`retracting ${messageId} from ${contactId} kept meeting changes`);
 }
 
-async function inParallel<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
-  const pending = [...items];
-  await Promise.all(
-    Array.from({ length: Math.min(PARALLEL, pending.length) }, async () => {
-      for (let item = pending.shift(); item !== undefined; item = pending.shift()) await run(item);
-    }),
-  );
-}
-
 /**
  * Works through a group message's fan-out record until done or past the
  * deadline (epoch ms): 'more' when recipients remain. Progress is recorded
@@ -167,7 +159,7 @@ export async function runFanout(accountId: string, messageId: string, deadline: 
         return 'done';
       }
     } else {
-      await inParallel(chunk, async (r) => void (await retractFrom(r, accountId, messageId)));
+      await inParallel(chunk, PARALLEL, async (r) => void (await retractFrom(r, accountId, messageId)));
     }
     if (!(await advanceFanout(f, i + CHUNK))) return 'done';
     if (Date.now() > deadline && i + CHUNK < f.recipients.length) return 'more';

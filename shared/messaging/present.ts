@@ -43,13 +43,20 @@ const presentMessage = (m: Message, contact: Contact | undefined) => ({
   updated_at: m.updated_at,
 });
 
+export type ContactLoader = (accountId: string, contactIds: string[]) => Promise<Map<string, Contact>>;
+
 /**
  * Embeds each sender's contact record: as read now (one batch read) after a
- * write, from the container's contact cache on reads.
+ * write, from the container's contact cache on reads, or by the caller's
+ * `load` (the realtime consumer reads each sender once per batch).
  */
-export async function presentMessages(accountId: string, messages: Message[], { fresh = false } = {}) {
+export async function presentMessages(
+  accountId: string,
+  messages: Message[],
+  { fresh = false, load = fresh ? getContacts : cachedContacts }: { fresh?: boolean; load?: ContactLoader } = {},
+) {
   const senders = [...new Set(messages.map((m) => m.contact_id))];
-  const contacts = await (fresh ? getContacts : cachedContacts)(accountId, senders);
+  const contacts = await load(accountId, senders);
   return messages.map((m) => presentMessage(m, contacts.get(m.contact_id)));
 }
 

@@ -2,7 +2,8 @@ import { groupMembers } from '#shared/data/group-members';
 import { conversationIdFor, findConversation, otherInThread } from '#shared/data/conversations';
 import { messageForEntry, messageForParticipants, toEntry, toThreadMessage, type Message } from '#shared/data/messages';
 import { keys, type Owner } from '#shared/db/keys';
-import { presentMessages } from '#shared/messaging/present';
+import { getContacts, type Contact } from '#shared/data/contacts';
+import { presentMessages, type ContactLoader } from '#shared/messaging/present';
 import { conversationEvents, event, eventId, same, type Change } from '#shared/webhooks/events';
 import type { EventType } from '#shared/webhooks/event-types';
 
@@ -30,18 +31,40 @@ export interface UserEvent {
 /** Reads shared by the changes of one batch: a group send is one entry change per member, all of one message. */
 export interface BatchReads {
   contents: Map<string, Promise<Record<string, unknown> | undefined>>;
+  /** Each sender's contact, read once per batch (as it is now, as after a write), not once per frame. */
+  senders: Map<string, Promise<Contact | undefined>>;
 }
 
-export const batchReads = (): BatchReads => ({ contents: new Map() });
+export const batchReads = (): BatchReads => ({ contents: new Map(), senders: new Map() });
+
+/** `presentMessages`' contact loader over the batch's reads: a sender not read yet in this batch is read now. */
+const batchSenders =
+  (reads: BatchReads): ContactLoader =>
+  async (accountId, ids) => {
+    const missing = ids.filter((id) => !reads.senders.has(`${accountId}#${id}`));
+    if (missing.length > 0) {
+      const read = getContacts(accountId, missing);
+      for (const id of missing)
+        reads.senders.set(
+          `${accountId}#${id}`,
+          read.then((found) => found.get(id)),
+        );
+    }
+    const found = new Map<string, Contact>();
+    for (const id of ids) {
+      const contact = await reads.senders.get(`${accountId}#${id}`);
+      if (contact) found.set(id, contact);
+    }
+    return found;
+  };
 
 const userEvent = (accountId: string, e: { event: Omit<RealtimeEvent, 'user'> & { user?: string } }, user: string): UserEvent => ({
   owner: { accountId, contactId: user },
   event: { ...e.event, user },
 });
 
-async function presented(accountId: string, messages: Message[]) {
-  return presentMessages(accountId, messages, { fresh: true });
-}
+const presented = (accountId: string, messages: Message[], reads: BatchReads) =>
+  presentMessages(accountId, messages, { load: batchSenders(reads) });
 
 /**
  * A participant's entry is the message as delivered to them: its insert is
@@ -58,7 +81,7 @@ async function entryEvents(change: Change, reads: BatchReads): Promise<UserEvent
   if (change.eventName === 'INSERT') {
     const m = await messageForEntry(accountId, user, toEntry(change.newImage!), reads.contents);
     if (!m) return [];
-    const [object] = await presented(accountId, [m]);
+    const [object] = await presented(accountId, [m], reads);
     return [userEvent(accountId, event(change, accountId, 'message.created', object, user, user), user)];
   }
   if (change.eventName === 'MODIFY') {
@@ -82,7 +105,7 @@ async function readEvents(change: Change, accountId: string, reader: string, rea
   if (!conversationId) return [];
   const m = await messageForEntry(accountId, sender, { ...entry, conversation_id: conversationId, read_at: null }, reads.contents);
   if (!m) return [];
-  const [object] = await presented(accountId, [{ ...m, read_at: m.read_at ?? readAt }]);
+  const [object] = await presented(accountId, [{ ...m, read_at: m.read_at ?? readAt }], reads);
   return [
     {
       owner: { accountId, contactId: sender },
@@ -102,7 +125,7 @@ async function readEvents(change: Change, accountId: string, reader: string, rea
  * every participant it was delivered to hears `message.updated` in their
  * own view. (Its first read time changing is `message.read`, above.)
  */
-async function threadMessageEvents(change: Change): Promise<UserEvent[]> {
+async function threadMessageEvents(change: Change, reads: BatchReads): Promise<UserEvent[]> {
   if (change.eventName !== 'MODIFY') return [];
   const strip = (item: Record<string, unknown>) => {
     const { extras_bytes: _e, read_at: _r, ...rest } = toThreadMessage(item, '');
@@ -117,6 +140,7 @@ async function threadMessageEvents(change: Change): Promise<UserEvent[]> {
   const objects = await presented(
     m.account_id,
     views.map((v) => v.message),
+    reads,
   );
   return views.map(({ reader }, i) =>
     userEvent(m.account_id, event(change, m.account_id, 'message.updated', objects[i], reader, reader), reader),
@@ -150,6 +174,6 @@ export async function userEventsOf(change: Change, reads: BatchReads = batchRead
     return conversationEvents(change).map((e) => userEvent(e.accountId, e, e.event.user!));
   }
   if (image.type === 'message_entry') return entryEvents(change, reads);
-  if (image.type === 'message') return threadMessageEvents(change);
+  if (image.type === 'message') return threadMessageEvents(change, reads);
   return [];
 }

@@ -1,5 +1,6 @@
 import type { Principal } from '#shared/data/tokens';
 import { bearerToken } from '#shared/http/authenticate';
+import { header } from '#shared/http/middleware';
 
 /**
  * What API Gateway hands the realtime routes: the WebSocket event, with the
@@ -21,18 +22,15 @@ export interface WebSocketEvent {
 /** A browser cannot set headers on a WebSocket: it offers the subprotocols `bearer` and the token instead. */
 export const BEARER_PROTOCOL = 'bearer';
 
-const header = (headers: WebSocketEvent['headers'], name: string) =>
-  Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
-
 const offeredProtocols = (headers: WebSocketEvent['headers']) =>
-  (header(headers, 'sec-websocket-protocol') ?? '')
+  (header({ headers }, 'sec-websocket-protocol') ?? '')
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean);
 
 /** The token of a handshake: `Authorization: Bearer <token>`, or the subprotocol pair `bearer`, `<token>`. */
 export function handshakeToken(headers: WebSocketEvent['headers']): string | undefined {
-  const fromHeader = bearerToken(header(headers, 'authorization'));
+  const fromHeader = bearerToken(header({ headers }, 'authorization'));
   if (fromHeader) return fromHeader;
   const protocols = offeredProtocols(headers);
   const at = protocols.findIndex((p) => p.toLowerCase() === BEARER_PROTOCOL);

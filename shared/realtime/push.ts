@@ -2,6 +2,7 @@ import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectio
 import { deleteConnection, forgetGoneConnection, revokedTokens, userConnections, type Connection } from '#shared/data/connections';
 import type { Owner } from '#shared/db/keys';
 import { describeError, logger } from '#shared/util/logger';
+import { inParallel } from '#shared/util/parallel';
 import type { UserEvent } from '#shared/realtime/events';
 
 /** Users whose frames are posted at once: one user with many events or connections holds one lane, not the batch. */
@@ -98,6 +99,12 @@ async function closeRevoked(endpoint: string, owner: Owner, connection: Connecti
   await deleteConnection(owner, connection.id).catch(() => undefined);
 }
 
+/** One user's events of a batch, in their order. */
+interface Lane {
+  owner: Owner;
+  events: UserEvent[];
+}
+
 /**
  * Posts a batch's events: grouped by user (each user's in their order),
  * USERS_AT_ONCE users at a time, so a user with many connections or a
@@ -105,7 +112,7 @@ async function closeRevoked(endpoint: string, owner: Owner, connection: Connecti
  * Answers the number of frames sent.
  */
 export async function pushEvents(endpoint: string, events: UserEvent[], connections = new BatchConnections()): Promise<number> {
-  const byUser = new Map<string, { owner: Owner; events: UserEvent[] }>();
+  const byUser = new Map<string, Lane>();
   for (const e of events) {
     const key = `${e.owner.accountId}|${e.owner.contactId}`;
     let lane = byUser.get(key);
@@ -114,26 +121,24 @@ export async function pushEvents(endpoint: string, events: UserEvent[], connecti
   }
   const lanes = [...byUser.values()];
   // The tokens the connections were opened with, once per batch: a revoked one's connections get nothing more.
-  const open = new Map(await Promise.all(lanes.map(async (lane) => [lane, await connections.of(lane.owner)] as const)));
+  // (A group edit names up to 1,000 users: their connections are read USERS_AT_ONCE at a time.)
+  const open = new Map<Lane, Connection[]>();
+  await inParallel(lanes, USERS_AT_ONCE, async (lane) => void open.set(lane, await connections.of(lane.owner)));
   const revoked = await revokedTokens([...open.values()].flat().map((c) => c.tokenHash));
   let sent = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(USERS_AT_ONCE, lanes.length) }, async () => {
-      for (let lane = lanes.shift(); lane; lane = lanes.shift()) {
-        try {
-          const own = open.get(lane)!;
-          await Promise.all(own.filter((c) => revoked.has(c.tokenHash)).map((c) => closeRevoked(endpoint, lane.owner, c)));
-          sent += await pushToUser(
-            endpoint,
-            lane.owner,
-            lane.events,
-            own.filter((c) => !revoked.has(c.tokenHash)),
-          );
-        } catch (error) {
-          logger.warn('realtime events of a user not sent', { contact_id: lane.owner.contactId, ...describeError(error) });
-        }
-      }
-    }),
-  );
+  await inParallel(lanes, USERS_AT_ONCE, async (lane) => {
+    try {
+      const own = open.get(lane)!;
+      await Promise.all(own.filter((c) => revoked.has(c.tokenHash)).map((c) => closeRevoked(endpoint, lane.owner, c)));
+      sent += await pushToUser(
+        endpoint,
+        lane.owner,
+        lane.events,
+        own.filter((c) => !revoked.has(c.tokenHash)),
+      );
+    } catch (error) {
+      logger.warn('realtime events of a user not sent', { contact_id: lane.owner.contactId, ...describeError(error) });
+    }
+  });
   return sent;
 }
