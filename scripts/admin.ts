@@ -14,7 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { config, resetConfig } from '#shared/config';
 import { creditBalance } from '#shared/data/accounts';
-import { resumeAwaiting } from '#shared/email/credits';
+import { resumeAwaiting } from '#shared/email/outbox';
 import { addCredits, createAccount, getAccount, setAccountLimits } from '#shared/data/accounts';
 import { createContact, getContact } from '#shared/data/contacts';
 import { createGroup, getGroup, groupAccountOf } from '#shared/data/groups';

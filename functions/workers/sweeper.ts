@@ -1,6 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { resumeAllAwaiting } from '#shared/email/credits';
-import { recoverLostWork } from '#shared/email/recovery';
+import { recoverLostWork, resumeAllAwaiting } from '#shared/email/outbox';
 import { requeueUnfinishedFanouts } from '#shared/messaging/delivery';
 import { requeueUnfinishedPurges } from '#shared/purge';
 import { instrumented } from '#shared/util/invocation';

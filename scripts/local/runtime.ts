@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { resetConfig } from '#shared/config';
 import { resetDb } from '#shared/db/client';
-import { recoverAfterRestart } from '#shared/email/recovery';
+import { recoverAfterRestart } from '#shared/email/outbox';
 import { deadLetterUrlEnv, queueUrlEnv } from '#shared/queues';
 import { schedules, streams, workers } from '#shared/routes';
 import { invoke, type Invoker } from './lambda.ts';

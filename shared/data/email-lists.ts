@@ -1,29 +1,12 @@
+import { randomInt } from 'node:crypto';
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
-import {
-  namedParts,
-  transactNamed,
-  transactWrite,
-  txDelete,
-  txPut,
-  txUpdate,
-  type TransactItem,
-  type TransactItems,
-} from '#shared/db/batch';
+import { namedParts, transactNamed, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
 import { condition, update } from '#shared/db/expression';
-import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
+import { conditionHeld, getItem, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
+import { retryOnConflict } from '#shared/db/retry';
 import { keys } from '#shared/db/keys';
-import {
-  compact,
-  deltaUpdates,
-  locatePage,
-  membershipDeltas,
-  readCollection,
-  readPage,
-  reserveSeqs,
-  type PagePosition,
-} from '#shared/data/collections';
-import { newNumericIds } from '#shared/data/numeric-ids';
+import { compact, deltaUpdates, locatePage, membershipDeltas, readCollection, readPage, type PagePosition } from '#shared/data/collections';
 import { nowSeconds } from '#shared/util/ids';
 
 export type ListStatus = 'pending' | 'processing' | 'completed' | 'insufficient_credits' | 'error';
@@ -81,39 +64,78 @@ export const toEmailList = (item: Record<string, unknown>): EmailList => parseIt
 
 const listKey = (accountId: string, list: number) => keys.list.key({ acct: accountId, list });
 
+/** Bits below the millisecond in a list id: ids stay below 2^53 until the year 2109. */
+const LIST_ID_RANDOM = 2048;
+/** How long a list id's uniqueness guard is kept: later ids are made in later milliseconds. */
+const LIST_ID_GUARD_SECONDS = 86_400;
+const CREATE_TRIES = 5;
+
 /**
- * Stores a new list: a sequence number among the account's lists from one
- * atomic `ADD`, then the list item and an outbox carrying the collection's
- * counts in one transaction (the counts are applied by `settleOutboxes`).
+ * Stores a new list in two calls: one `UpdateItem` on the account's list
+ * collection reserves its sequence number (its page position) and records
+ * its id as the account's latest, then one transaction writes the list, its
+ * count in the collection and a short-lived guard that makes the id unique
+ * in the deployment. The id is the creation millisecond times 2048 plus a
+ * random part: it increases with creation time without the shared counter's
+ * call (`docs/data-model.md`, "Email list ids").
  */
 export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<EmailList> {
   const collectionKey = keys.accountLists.key({ acct: accountId });
-  const [seq, [id]] = await Promise.all([reserveSeqs(collectionKey, 1, false), newNumericIds(1)]);
-  const list = {
-    id: id!,
-    account_id: accountId,
-    name: input.name,
-    ...(input.description === undefined ? {} : { description: input.description }),
-    seq: seq!,
-    next_seq: 0,
-    member_count: 0,
-    rejected_count: 0,
-    pending_count: 0,
-    awaiting_count: 0,
-    has_error: false,
-    created_at: nowSeconds(),
-  };
-  // The list and its place in the account's page index commit together: nothing is left for later (no outbox).
-  await transactWrite({
-    TransactItems: [
-      txPut(
-        { ...listKey(accountId, id!), ...keys.members.entry({ collection: collectionKey.pk, seq: seq! }), type: 'email_list', ...list },
-        condition`attribute_not_exists(pk)`,
-      ),
-      ...deltaUpdates(collectionKey, membershipDeltas([seq!], 1)),
-    ],
-  });
-  return toEmailList(list);
+  let after = 0;
+  for (let attempt = 1; ; attempt++) {
+    const id = Math.max(Date.now() * LIST_ID_RANDOM + randomInt(LIST_ID_RANDOM), after + 1);
+    const seq = await reserveListSeq(collectionKey, id);
+    if (seq === undefined) {
+      // Another create of this account took a larger id first (a clock behind by a millisecond): go past it.
+      after = Number((await getItem(collectionKey, true))?.last_list_id ?? 0);
+    } else {
+      const list = {
+        id,
+        account_id: accountId,
+        name: input.name,
+        ...(input.description === undefined ? {} : { description: input.description }),
+        seq,
+        next_seq: 0,
+        member_count: 0,
+        rejected_count: 0,
+        pending_count: 0,
+        awaiting_count: 0,
+        has_error: false,
+        created_at: nowSeconds(),
+      };
+      // The list, its place in the account's page index and its id's guard commit together: nothing is left for later (no outbox).
+      const failed = await transactNamed([
+        [
+          'guard',
+          txPut(
+            { ...keys.listIdGuard.key({ list: id }), expires_at: nowSeconds() + LIST_ID_GUARD_SECONDS },
+            condition`attribute_not_exists(pk)`,
+          ),
+        ],
+        [
+          'list',
+          txPut(
+            { ...listKey(accountId, id), ...keys.members.entry({ collection: collectionKey.pk, seq }), type: 'email_list', ...list },
+            condition`attribute_not_exists(pk)`,
+          ),
+        ],
+        ...namedParts('collection', deltaUpdates(collectionKey, membershipDeltas([seq], 1))),
+      ]);
+      // The list already there: this very transaction committed, and its answer was lost before a retry (an id is
+      // never made twice in one account). Only the guard: another account's list took the id; the seq stays unused.
+      if (failed.length === 0 || failed.includes('list')) return toEmailList(list);
+      after = id;
+    }
+    if (attempt >= CREATE_TRIES) throw new Error('could not find a free email list id');
+  }
+}
+
+/** The list's sequence number, with `id` recorded as the account's latest; undefined when a larger id is already recorded. */
+async function reserveListSeq(collectionKey: Key, id: number): Promise<number | undefined> {
+  const reserve = update().add`next_seq ${1}`.set`last_list_id = ${id}`.when`attribute_not_exists(last_list_id) OR last_list_id < ${id}`;
+  // A collection item is also written by transactions (a list's creation counts it in one): meeting one is retried.
+  const out = await retryOnConflict(() => unlessConditionFails(updateItem(collectionKey, reserve, 'UPDATED_NEW')));
+  return out ? Number(out.next_seq) - 1 : undefined;
 }
 
 export async function getEmailList(accountId: string, id: number): Promise<EmailList | undefined> {

@@ -136,7 +136,7 @@ const journaledChunks = (hold: Hold | undefined): JournaledChunk[] =>
  * then each chunk is one transaction of what must hold together — for a list
  * its address guards, the credit debit, and an outbox naming the emails, the
  * work and the counts the collection still has to take in (applied after,
- * exactly once, see `settleOutboxes`) — followed by the emails themselves in
+ * exactly once, see `settle` in shared/email/outbox.ts) — followed by the emails themselves in
  * plain batch writes: their ids are fresh, so nothing can conflict, and an
  * outbox still holding its counts is what restores them after a crash
  * (`restoreEmails`). Nothing here retries on another writer's success: a
@@ -162,11 +162,14 @@ export async function storeEmails(
       throw new ListGoneError();
     return resumed;
   }
-  const [first, balance] = await Promise.all([reserveSeqs(key, remaining.length, inList), creditBalance(accountId)]);
+  const [[first, ids], balance] = await Promise.all([
+    inJoinOrder(key.pk, async () => {
+      const seq = await reserveSeqs(key, remaining.length, inList);
+      return [seq, seq === undefined ? [] : await newNumericIds(remaining.length)] as const;
+    }),
+    creditBalance(accountId),
+  ]);
   if (first === undefined) throw new ListGoneError();
-  // Ids are taken once the sequence numbers are known, so within a container concurrent requests' ids follow their join order
-  // (taken beside the reservation, they could cross, and a page in sequence order would not be in id order).
-  const ids = await newNumericIds(remaining.length);
   const slots = remaining.map(({ address, position }, i) => ({ address, id: ids[i]!, seq: first + i, position }));
   // A journaled chunk's transaction also records it on the idempotency record.
   const perChunk = MAX_ITEMS - (hold ? 3 : 2);
@@ -181,6 +184,23 @@ export async function storeEmails(
   const stored: StoredChunk[] = [...resumed];
   for (const [i, chunk] of chunks.entries()) stored.push(await write(chunk, i, credits));
   return stored;
+}
+
+const joining = new Map<string, Promise<unknown>>();
+
+/**
+ * Within a container, one collection's reservations (sequence numbers, then
+ * ids) run one after another: the answers to two concurrent reservations
+ * can arrive in either order, and ids taken in answer order would cross the
+ * sequence numbers, so a page (in sequence order) would not be in id order.
+ * A Lambda container serves one request at a time; this orders the local
+ * server's concurrent requests.
+ */
+function inJoinOrder<T>(collection: string, reserve: () => Promise<T>): Promise<T> {
+  const turn = (joining.get(collection) ?? Promise.resolve()).catch(() => undefined).then(reserve);
+  joining.set(collection, turn);
+  void turn.finally(() => joining.get(collection) === turn && joining.delete(collection)).catch(() => undefined);
+  return turn;
 }
 
 /** An add that stores nothing still counts its rejected entries (once, for an idempotent request); false when the list is gone. */

@@ -3,7 +3,7 @@ import { updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 
 /**
- * Numeric ids for emails and lists, hi/lo style: a container takes a block
+ * Numeric ids for emails, hi/lo style: a container takes a block
  * of BLOCK_SIZE ids with one atomic `ADD` on a global counter and hands them
  * out from memory. An `ADD` never fails on contention, so any number of
  * containers can allocate at once; ids are unique per deployment and

@@ -8,11 +8,9 @@ import { OUTBOX_SHARDS, keys, outboxShard } from '#shared/db/keys';
 import { newDeltaToken, type Deltas } from '#shared/data/collections';
 
 /**
- * The transactional outbox: the same transaction that stores emails (or a
- * list) stores one outbox item naming the work for the queue and the counts
- * the collection still has to take in. It is deleted once both are done;
- * one left behind (a crash in between) is finished by the sweeper. An
- * outbox "awaiting" credits sits in its own index until credits arrive.
+ * The validation outbox's items and the index partitions that are its
+ * states (`awaiting`, `ready`, `queued`). The life cycle that moves them,
+ * and why the email write path has one, is in shared/email/outbox.ts.
  */
 export interface OutboxItem {
   account_id: string;
@@ -80,7 +78,7 @@ export async function deleteOutbox(item: OutboxItem): Promise<void> {
  */
 export const DUE_AFTER_MS = 30 * 60_000;
 
-export async function markDispatched(items: OutboxItem[], dueMs = Date.now() + DUE_AFTER_MS): Promise<void> {
+export async function markQueued(items: OutboxItem[], dueMs = Date.now() + DUE_AFTER_MS): Promise<void> {
   const puts = items.map((item) => {
     const { deltas: _applied, ...kept } = item;
     return { ...outboxKey(item), type: 'outbox', ...keys.dueOutboxes.entry({ shard: outboxShard(item.outbox_id), ms: dueMs }), ...kept };
@@ -89,8 +87,8 @@ export async function markDispatched(items: OutboxItem[], dueMs = Date.now() + D
   else if (puts.length) await batchPut(puts);
 }
 
-/** Queued outboxes that came due before `beforeMs`: their emails should be finished by now. */
-export async function dueOutboxes(beforeMs: number, limit = 100): Promise<OutboxItem[]> {
+/** `queued` outboxes that came due before `beforeMs`: their emails should be finished by now. */
+export async function queuedOutboxesDue(beforeMs: number, limit = 100): Promise<OutboxItem[]> {
   return queryShards(keys.dueOutboxes, beforeMs, limit);
 }
 
@@ -139,8 +137,8 @@ async function queryShards(index: typeof keys.readyOutboxes | typeof keys.dueOut
   return (await Promise.all(shards)).flat();
 }
 
-/** Outboxes that should have been sent by now (their request crashed or lost the queue). */
-export async function strandedOutboxes(olderThanMs: number, limit = 100): Promise<OutboxItem[]> {
+/** `ready` outboxes older than `olderThanMs`: they should have been queued by now (their request crashed or lost the queue). */
+export async function readyOutboxes(olderThanMs: number, limit = 100): Promise<OutboxItem[]> {
   return queryShards(keys.readyOutboxes, Date.now() - olderThanMs, limit);
 }
 
@@ -158,8 +156,8 @@ export async function currentOutboxes(items: OutboxItem[]): Promise<Map<string, 
   return new Map(found.map(toOutbox).map((o) => [o.outbox_id, o]));
 }
 
-/** Transaction part: an awaiting outbox becomes ready to send. */
-export const outboxReadyUpdate = (item: OutboxItem): TransactItem => {
+/** Transaction part: an `awaiting` outbox becomes `ready`. */
+export const readyUpdate = (item: OutboxItem): TransactItem => {
   const ready = keys.readyOutboxes.entry({ shard: outboxShard(item.outbox_id), ms: item.created_at_ms });
   const release = update().set`gsi2pk = ${ready.gsi2pk}, gsi2sk = ${ready.gsi2sk}, awaiting = ${false}`.remove`gsi1pk, gsi1sk`
     .when`awaiting = ${true}`;

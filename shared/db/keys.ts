@@ -94,13 +94,15 @@ export const keys = {
   /** gsi2: unfinished purges, oldest first, so the sweeper finishes them. */
   pendingPurges: indexKey('gsi2', 'PURGE#PENDING', '<ms>'),
 
-  /** Global: hands out blocks of email and list ids, one atomic ADD per block (hi/lo). */
+  /** Global: hands out blocks of email ids, one atomic ADD per block (hi/lo). */
   idBlocks: tableKey('COUNTER#EMAIL_IDS', 'COUNTER'),
   /** Page indexes (collections) of the account's standalone emails and of its lists. */
   accountEmails: tableKey('ACC#<acct>#COLL#EMAILS', 'COLL'),
   accountLists: tableKey('ACC#<acct>#COLL#LISTS', 'COLL'),
   /** A list is also the page index of its own emails. */
   list: tableKey('ACC#<acct>#LIST#<list>', 'LIST'),
+  /** Global: makes a new list's id unique in the deployment; expires a day later, when no new id can equal it. */
+  listIdGuard: tableKey('LISTID#<list>', 'LISTID'),
   email: tableKey('ACC#<acct>#EMAIL#<email>', 'EMAIL'),
   /** Second level of a collection's page index: live members per bucket, for one block of sequence numbers. */
   block: tableKey('<collection>#BLOCK#<block>', 'BLOCK'),

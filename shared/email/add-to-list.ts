@@ -4,8 +4,7 @@ import { getEmailList, toEmailList } from '#shared/data/email-lists';
 import { collectionKey, ListGoneError, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { classifyEntries, mergeEntries, rejectedEntry } from '#shared/email/batch';
-import { settleOutboxes } from '#shared/email/work';
-import { describeError, logger } from '#shared/util/logger';
+import { settleAfterRequest } from '#shared/email/outbox';
 import { countMetric } from '#shared/util/metrics';
 
 // Apart from lists.ts: adding checks address syntax, which the other list handlers must not load.
@@ -41,16 +40,11 @@ export async function addToList(who: Principal, id: number, entries: unknown[], 
   }
   for (const chunk of chunks) if (chunk.outbox.awaiting && !chunk.resumed) countMetric('creditsHeld', chunk.emails.length);
   const key = collectionKey(who.accountId, { kind: 'list', listId: id });
-  let item: Record<string, unknown> | 'gone' | undefined;
-  try {
-    item = await settleOutboxes(
-      key,
-      true,
-      chunks.filter((c) => !c.settled).map((c) => c.outbox),
-    );
-  } catch (error) {
-    logger.warn('settling deferred; the sweeper will finish it', describeError(error));
-  }
+  const item = await settleAfterRequest(
+    key,
+    true,
+    chunks.filter((c) => !c.settled).map((c) => c.outbox),
+  );
   const list = item === undefined ? await getEmailList(who.accountId, id) : item === 'gone' ? undefined : toEmailList(item);
   if (!list) throw gone();
   return { list, entries: mergeEntries(entries.length, errors, emails) };

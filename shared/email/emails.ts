@@ -1,13 +1,12 @@
 import type { Hold } from '#shared/data/idempotency';
 import type { Principal } from '#shared/data/tokens';
-import { finishEmail, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { collectionKey, finishEmail, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { classifyEntries, mergeEntries } from '#shared/email/batch';
 import { validateEmail } from '#shared/email/validator/index';
 import { reportValidation } from '#shared/email/processing';
 import { isUnfinished } from '#shared/email/outcomes';
-import { settleOutboxes } from '#shared/email/work';
+import { settleAfterRequest } from '#shared/email/outbox';
 import { countMetric } from '#shared/util/metrics';
-import { logger, describeError } from '#shared/util/logger';
 
 /**
  * POST /emails: stores the batch, validates inline until the deadline, and
@@ -37,16 +36,9 @@ export async function createEmails(who: Principal, entries: unknown[], deadline:
     }),
   );
   for (const chunk of chunks) if (chunk.outbox.awaiting && !chunk.resumed) countMetric('creditsHeld', chunk.emails.length);
-  const unsettled = chunks.filter((c) => !c.settled);
-  if (unsettled.length) {
-    const unfinished = new Set(finished.filter((e) => e.status !== 'completed').map((e) => e.id));
-    await settleOutboxes(
-      unsettled[0]!.outbox.collection,
-      false,
-      unsettled.map((c) => c.outbox),
-      unfinished,
-    ).catch((error) => logger.warn('settling deferred; the sweeper will finish it', describeError(error)));
-  }
+  const unsettled = chunks.filter((c) => !c.settled).map((c) => c.outbox);
+  const unfinished = new Set(finished.filter((e) => e.status !== 'completed').map((e) => e.id));
+  if (unsettled.length) await settleAfterRequest(collectionKey(who.accountId, { kind: 'account' }), false, unsettled, unfinished);
   const byPosition = new Map(positions.map((p, i) => [p, finished[i]!]));
   return mergeEntries(entries.length, errors, new Map(accepted.map((a, i) => [a.index, byPosition.get(i)!])));
 }

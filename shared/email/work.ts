@@ -1,7 +1,4 @@
 import { config } from '#shared/config';
-import { applyDeltas, releaseTokens, type Key, type PendingDeltas } from '#shared/data/collections';
-import { restoreEmails } from '#shared/data/emails';
-import { deleteOutboxes, dropOutboxDeltas, markDispatched, type OutboxItem } from '#shared/data/outbox';
 import { requireQueue, sendJsonBatch } from '#shared/util/sqs';
 
 /** One queue message names up to this many emails of one account. */
@@ -71,73 +68,6 @@ export const workOf = (e: { id: number; email: string; seq: number; created_at: 
   id: e.id,
   known: { address: e.email, seq: e.seq, createdAt: e.created_at, listId: e.email_list_id },
 });
-
-const pendingOf = (outbox: OutboxItem): PendingDeltas[] => (outbox.deltas ? [{ token: outbox.token, deltas: outbox.deltas }] : []);
-
-/**
- * Finishes what stored outboxes (of one collection) recorded, in an order
- * that any crash can resume from: apply their counts (exactly once, by
- * token); then at once queue their work and keep each outbox as the
- * due-time marker of that work (or delete it when there was none; a held one
- * only drops its counts); then forget the tokens. Returns the collection item after the
- * counts, or 'gone' when it was deleted meanwhile.
- *
- * `onlyIds` limits the work queued (emails finished inline need none).
- */
-export async function settleOutboxes(
-  collection: Key,
-  mustExist: boolean,
-  outboxes: OutboxItem[],
-  onlyIds?: Set<number>,
-): Promise<Record<string, unknown> | 'gone'> {
-  const pending = outboxes.flatMap(pendingOf);
-  const root = await applyDeltas(collection, pending, mustExist);
-  const workOf = (outbox: OutboxItem) =>
-    outbox.email_ids
-      .map((id, i): Work =>
-        outbox.addresses && outbox.seqs && outbox.emails_created_at !== undefined
-          ? {
-              id,
-              known: {
-                address: outbox.addresses[i]!,
-                seq: outbox.seqs[i]!,
-                createdAt: outbox.emails_created_at,
-                listId: outbox.list_id ?? null,
-              },
-            }
-          : { id },
-      )
-      .filter((w) => !onlyIds || onlyIds.has(w.id));
-  // A deleted list's emails are purged: nothing to validate.
-  const queued = root === 'gone' ? [] : outboxes.filter((o) => !o.awaiting && workOf(o).length > 0);
-  const byAccount = new Map<string, Work[]>();
-  for (const outbox of queued) byAccount.set(outbox.account_id, [...(byAccount.get(outbox.account_id) ?? []), ...workOf(outbox)]);
-  // Sending and marking run together: a send that fails leaves its outboxes due at once, so the
-  // sweeper's next recovery pass queues their unfinished emails again.
-  const [sent, marked] = await Promise.allSettled([
-    Promise.all([...byAccount].map(([accountId, work]) => enqueueValidation(accountId, work))),
-    Promise.all([
-      markDispatched(queued),
-      deleteOutboxes(outboxes.filter((o) => !o.awaiting && !queued.includes(o))),
-      ...outboxes.filter((o) => o.awaiting).map(dropOutboxDeltas),
-    ]),
-  ]);
-  if (sent.status === 'rejected') {
-    if (marked.status === 'fulfilled') await markDispatched(queued, Date.now());
-    throw sent.reason;
-  }
-  if (marked.status === 'rejected') throw marked.reason;
-  await releaseTokens(collection, pending, root === 'gone' ? undefined : root);
-  return root;
-}
-
-/** Settles outboxes of any collections (left by crashed requests), grouped by collection, their emails restored first. */
-export async function settleAll(outboxes: OutboxItem[]): Promise<void> {
-  await restoreEmails(outboxes);
-  const groups = new Map<string, OutboxItem[]>();
-  for (const o of outboxes) groups.set(o.collection.pk, [...(groups.get(o.collection.pk) ?? []), o]);
-  for (const group of groups.values()) await settleOutboxes(group[0]!.collection, group[0]!.collection_must_exist, group);
-}
 
 const sameLength = (values: unknown, ids: number[], valid: (value: unknown) => boolean) =>
   Array.isArray(values) && values.length === ids.length && values.every(valid);

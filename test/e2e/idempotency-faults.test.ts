@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { recoverLostWork } from '#shared/email/recovery';
+import { recoverLostWork } from '#shared/email/outbox';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
 import { throughFaultProxy, touches, type FaultProxy, type FaultRule, type SeenRequest } from '../steps/fault-proxy.ts';
@@ -198,6 +198,19 @@ describe.skipIf(deployed)('idempotent creates under DynamoDB faults', () => {
       const stored = await standaloneEmails(tenant);
       expect(stored.map((e) => e.id).sort()).toEqual(entries.flatMap((e) => (e.id === undefined ? [] : [e.id])).sort());
     });
+  });
+
+  it('creates one list when the answer to its transaction was lost and the SDK sent it again', async () => {
+    // Given a fresh account
+    const tenant = await aTenant();
+    // When the create's transaction is carried out but its first answer is lost (the SDK retries it)
+    proxy.inject({ operation: 'TransactWriteItems', match: (s) => touches(s, 'LISTID#'), fault: 'lose-reply', times: 1 });
+    const res = await email.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'lost answer' } });
+    expect(proxy.hits.size, 'the fault was met').toBeGreaterThan(0);
+    // Then it answers 201, and the account holds exactly the list answered
+    expect(res.status).toBe(201);
+    const lists = await email.call('GET', '/api/v1/emailLists', { token: tenant.token });
+    expect(lists.body.emailLists.map((l: { id: number }) => l.id)).toEqual([res.body.id]);
   });
 
   describe.each(Object.keys(faults))('POST /api/v1/emailList/{id}/emails when %s', (fault) => {

@@ -54,7 +54,7 @@ const BUDGETS: Record<string, Budget> = {
     'DynamoDB.UpdateItem': 1,
     'DynamoDB.DeleteItem': 1,
   },
-  'POST /api/v1/emailList': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 2, 'DynamoDB.TransactWriteItems': 1 },
+  'POST /api/v1/emailList': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 1, 'DynamoDB.TransactWriteItems': 1 },
   'GET /api/v1/emailLists': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
   'GET /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 2 },
   'DELETE /api/v1/emailList/{id}': {

@@ -5,7 +5,7 @@ import { createEmailList, getEmailList } from '#shared/data/email-lists';
 import { deleteEmail, listEmailsPage, storeEmails } from '#shared/data/emails';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
-import { settleOutboxes } from '#shared/email/work';
+import { settle } from '#shared/email/outbox';
 import { aTenant } from '../steps/given.ts';
 import { byCommand, countDynamoCalls } from '../steps/dynamodb-calls.ts';
 
@@ -107,7 +107,7 @@ describe('collection page index against DynamoDB Local', () => {
     // The request applied them, then died; the sweeper applies them again, twice.
     await applyDeltas(key, pending, true);
     await applyDeltas(key, pending, true);
-    await settleOutboxes(
+    await settle(
       key,
       true,
       chunks.map((c) => c.outbox),
@@ -125,7 +125,7 @@ describe('collection page index against DynamoDB Local', () => {
     const { deleteEmailList } = await import('#shared/data/email-lists');
     expect(await deleteEmailList(t.accountId, list.id)).toBe(true);
     expect(
-      await settleOutboxes(
+      await settle(
         keys.list.key({ acct: t.accountId, list: list.id }),
         true,
         chunks.map((c) => c.outbox),

@@ -3,14 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDeltas } from '#shared/data/collections';
 import { createEmailList, getEmailList, listStatus } from '#shared/data/email-lists';
 import { getEmail, storeEmails } from '#shared/data/emails';
-import { markDispatched } from '#shared/data/outbox';
+import { markQueued } from '#shared/data/outbox';
 import { claimPurge, purgeRecordPut, unfinishedPurges } from '#shared/data/purges';
 import { transactWrite } from '#shared/db/batch';
 import { keys } from '#shared/db/keys';
-import { settleOutboxes } from '#shared/email/work';
 import { purge } from '#shared/purge';
 import { handler as deadLetters } from '#functions/workers/validation-dead-letters';
-import { recoverLostWork } from '#shared/email/recovery';
+import { recoverLostWork, settle } from '#shared/email/outbox';
 import { resetConfig } from '#shared/config';
 import { scopedEnv } from '../steps/scoped-env.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
@@ -24,7 +23,7 @@ async function storedWithLostMessage(t: Tenant, listId: number, addresses: strin
   const chunks = await storeEmails(t.accountId, { kind: 'list', listId }, addresses, 0);
   for (const c of chunks) {
     await applyDeltas(c.outbox.collection, [{ token: c.outbox.token, deltas: c.outbox.deltas! }], true);
-    await markDispatched([c.outbox], dueMs);
+    await markQueued([c.outbox], dueMs);
   }
   return chunks.flatMap((c) => c.emails);
 }
@@ -99,7 +98,7 @@ describe('recovering lost validation work', () => {
     const env = scopedEnv(resetConfig);
     env.set({ VALIDATION_QUEUE_URL: `${process.env.VALIDATION_QUEUE_URL}-missing` });
     try {
-      await expect(settleOutboxes(chunk!.outbox.collection, true, [chunk!.outbox])).rejects.toThrow();
+      await expect(settle(chunk!.outbox.collection, true, [chunk!.outbox])).rejects.toThrow();
     } finally {
       env.restore();
     }

@@ -8,7 +8,7 @@ import { deleteOutbox } from '#shared/data/outbox';
 import { applyDeltas } from '#shared/data/collections';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
-import { resumeAwaiting } from '#shared/email/credits';
+import { resumeAwaiting } from '#shared/email/outbox';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';

@@ -133,7 +133,7 @@ describe('business metrics', () => {
     expect(totals(capture.lines())).toMatchObject({ CreditsHeld: 2 });
 
     await addCredits(tenant.accountId, 5);
-    const { resumeAwaiting } = await import('#shared/email/credits');
+    const { resumeAwaiting } = await import('#shared/email/outbox');
     await resumeAwaiting(tenant.accountId);
     // The worker runs in this process through the local event source; it finishes the list once.
     const timed = await eventually(async () => emf(capture.lines()).find((line) => line.ListCompletionTime !== undefined));

@@ -11,8 +11,7 @@ const jobs = vi.hoisted(() => ({
   requeueUnfinishedPurges: vi.fn(),
   requeueUnfinishedFanouts: vi.fn(),
 }));
-vi.mock('#shared/email/recovery', () => ({ recoverLostWork: jobs.recoverLostWork }));
-vi.mock('#shared/email/credits', () => ({ resumeAllAwaiting: jobs.resumeAllAwaiting }));
+vi.mock('#shared/email/outbox', () => ({ recoverLostWork: jobs.recoverLostWork, resumeAllAwaiting: jobs.resumeAllAwaiting }));
 vi.mock('#shared/purge', () => ({ requeueUnfinishedPurges: jobs.requeueUnfinishedPurges }));
 vi.mock('#shared/messaging/delivery', () => ({ requeueUnfinishedFanouts: jobs.requeueUnfinishedFanouts }));
 
