@@ -120,6 +120,10 @@ describe.each(functions)('the bundle of $handler', ({ handler, table, validates 
     expect(contents.eagerCode).not.toMatch(/["'](node:)?stream\/web["']/);
   });
 
+  it("imports node:http only on first use: its module namespace loads Node's bundled undici, a third of an import on Node 24", () => {
+    expect(contents.eagerCode.match(/(from|import)\s*"(node:)?http"/)?.[0] ?? 'none').toBe('none');
+  });
+
   it('carries no zod (request and item schemas are valibot)', () => {
     expect(matching(contents.all, /node_modules\/zod\//)).toEqual([]);
   });
