@@ -10,7 +10,8 @@ import { retryOnConflict } from '#shared/db/retry';
  *
  * A collection (an account's standalone emails, its lists, or one list's
  * emails) hands each joining member a sequence number from one atomic
- * `ADD next_seq` (never a conditional retry), and indexes it under that
+ * `ADD next_seq` (never a retry on contention; the lists collection's own
+ * reservation is in data/email-lists.ts), and indexes it under that
  * number in gsi1. Live members are counted on two levels:
  *   - the collection item: `k_<B>` per block of BLOCK sequence numbers;
  *   - one block item per block: `b_<i>` per bucket of BUCKET numbers.
@@ -71,7 +72,7 @@ export function collectionOf(key: Key, item: Record<string, unknown> | undefined
 export async function reserveSeqs(key: Key, count: number, mustExist: boolean): Promise<number | undefined> {
   const reserve = update().add`next_seq ${count}`;
   if (mustExist) reserve.when`attribute_exists(pk)`;
-  // A collection item is also written by transactions (a list's creation counts it in one): meeting one is retried.
+  // A collection item can also be written by a transaction (an email's deletion counts it in one): meeting one is retried.
   const out = await retryOnConflict(() => unlessConditionFails(updateItem(key, reserve, 'UPDATED_NEW')));
   return out ? Number(out.next_seq) - count : undefined;
 }

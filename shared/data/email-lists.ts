@@ -81,61 +81,62 @@ const CREATE_TRIES = 5;
  */
 export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<EmailList> {
   const collectionKey = keys.accountLists.key({ acct: accountId });
-  let after = 0;
   for (let attempt = 1; ; attempt++) {
-    const id = Math.max(Date.now() * LIST_ID_RANDOM + randomInt(LIST_ID_RANDOM), after + 1);
-    const seq = await reserveListSeq(collectionKey, id);
-    if (seq === undefined) {
-      // Another create of this account took a larger id first (a clock behind by a millisecond): go past it.
-      after = Number((await getItem(collectionKey, true))?.last_list_id ?? 0);
-    } else {
-      const list = {
-        id,
-        account_id: accountId,
-        name: input.name,
-        ...(input.description === undefined ? {} : { description: input.description }),
-        seq,
-        next_seq: 0,
-        member_count: 0,
-        rejected_count: 0,
-        pending_count: 0,
-        awaiting_count: 0,
-        has_error: false,
-        created_at: nowSeconds(),
-      };
-      // The list, its place in the account's page index and its id's guard commit together: nothing is left for later (no outbox).
-      const failed = await transactNamed([
-        [
-          'guard',
-          txPut(
-            { ...keys.listIdGuard.key({ list: id }), expires_at: nowSeconds() + LIST_ID_GUARD_SECONDS },
-            condition`attribute_not_exists(pk)`,
-          ),
-        ],
-        [
-          'list',
-          txPut(
-            { ...listKey(accountId, id), ...keys.members.entry({ collection: collectionKey.pk, seq }), type: 'email_list', ...list },
-            condition`attribute_not_exists(pk)`,
-          ),
-        ],
-        ...namedParts('collection', deltaUpdates(collectionKey, membershipDeltas([seq], 1))),
-      ]);
-      // The list already there: this very transaction committed, and its answer was lost before a retry (an id is
-      // never made twice in one account). Only the guard: another account's list took the id; the seq stays unused.
-      if (failed.length === 0 || failed.includes('list')) return toEmailList(list);
-      after = id;
-    }
+    const { seq, id } = await reserveList(collectionKey, Date.now() * LIST_ID_RANDOM + randomInt(LIST_ID_RANDOM));
+    const list = {
+      id,
+      account_id: accountId,
+      name: input.name,
+      ...(input.description === undefined ? {} : { description: input.description }),
+      seq,
+      next_seq: 0,
+      member_count: 0,
+      rejected_count: 0,
+      pending_count: 0,
+      awaiting_count: 0,
+      has_error: false,
+      created_at: nowSeconds(),
+    };
+    // The list, its place in the account's page index and its id's guard commit together: nothing is left for later (no outbox).
+    const failed = await transactNamed([
+      [
+        'guard',
+        txPut(
+          { ...keys.listIdGuard.key({ list: id }), expires_at: nowSeconds() + LIST_ID_GUARD_SECONDS },
+          condition`attribute_not_exists(pk)`,
+        ),
+      ],
+      [
+        'list',
+        txPut(
+          { ...listKey(accountId, id), ...keys.members.entry({ collection: collectionKey.pk, seq }), type: 'email_list', ...list },
+          condition`attribute_not_exists(pk)`,
+        ),
+      ],
+      ...namedParts('collection', deltaUpdates(collectionKey, membershipDeltas([seq], 1))),
+    ]);
+    // A lost answer is covered by the SDK, which resends the transaction with the same ClientRequestToken (DynamoDB answers
+    // the replay as a success); past that, the list already there is this transaction's own: an id is never made twice in
+    // one account. Only the guard: another account's list holds the id; the reserved seq stays unused.
+    if (failed.length === 0 || failed.includes('list')) return toEmailList(list);
     if (attempt >= CREATE_TRIES) throw new Error('could not find a free email list id');
   }
 }
 
-/** The list's sequence number, with `id` recorded as the account's latest; undefined when a larger id is already recorded. */
-async function reserveListSeq(collectionKey: Key, id: number): Promise<number | undefined> {
-  const reserve = update().add`next_seq ${1}`.set`last_list_id = ${id}`.when`attribute_not_exists(last_list_id) OR last_list_id < ${id}`;
+/**
+ * The list's sequence number and id: `candidate`, recorded as the account's
+ * latest when it is larger than the last; else (a clock behind, or another
+ * create of the account in the same millisecond) the last plus one, from an
+ * unconditional `ADD`, so contention never fails a create.
+ */
+async function reserveList(collectionKey: Key, candidate: number): Promise<{ seq: number; id: number }> {
+  const byClock = update().add`next_seq ${1}`.set`last_list_id = ${candidate}`
+    .when`attribute_not_exists(last_list_id) OR last_list_id < ${candidate}`;
   // A collection item is also written by transactions (a list's creation counts it in one): meeting one is retried.
-  const out = await retryOnConflict(() => unlessConditionFails(updateItem(collectionKey, reserve, 'UPDATED_NEW')));
-  return out ? Number(out.next_seq) - 1 : undefined;
+  const out =
+    (await retryOnConflict(() => unlessConditionFails(updateItem(collectionKey, byClock, 'UPDATED_NEW')))) ??
+    (await retryOnConflict(() => updateItem(collectionKey, update().add`next_seq ${1}, last_list_id ${1}`, 'UPDATED_NEW')));
+  return { seq: Number(out.next_seq) - 1, id: Number(out.last_list_id) };
 }
 
 export async function getEmailList(accountId: string, id: number): Promise<EmailList | undefined> {

@@ -37,17 +37,15 @@ import { describeError, logger } from '#shared/util/logger';
  * Transitions, each repeatable after a crash at any point:
  * - `settle`: counts applied; `ready` → `queued` (deleted when no work is
  *   left to queue). Made by the request right after its commit, else by the
- *   sweeper's `recover` two minutes later. An `awaiting` one only loses its
+ *   sweeper's `recoverLostWork` two minutes later. An `awaiting` one only loses its
  *   counts.
- * - `release`: `awaiting` → `ready` → `queued` once the balance covers it,
+ * - `release` (`resumeAwaiting`): `awaiting` → `ready` → `queued` once the balance covers it,
  *   debiting in the same transaction; after credits are added, and by the
  *   sweeper.
- * - `recover`: a `queued` one come due is deleted when its emails all
+ * - `recoverLostWork`: a `queued` one come due is deleted when its emails all
  *   finished, else their unfinished ones are queued again and it comes due
  *   later (a message lost after the queue: retention, a purge, a local restart).
  */
-export type OutboxState = 'awaiting' | 'ready' | 'queued';
-
 const pendingOf = (outbox: OutboxItem): PendingDeltas[] => (outbox.deltas ? [{ token: outbox.token, deltas: outbox.deltas }] : []);
 
 /** What the worker needs of an outbox's emails, from the outbox itself when it carries their addresses. */

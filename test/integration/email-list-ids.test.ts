@@ -12,14 +12,15 @@ afterEach(() => {
 });
 
 describe('email list ids against DynamoDB Local', () => {
-  it('are unique, increase with creation and follow page order under 30 concurrent creates', async () => {
+  it('are unique, increase with creation and follow page order under 30 concurrent creates in one millisecond', async () => {
     // Given an account, and an email id made before (the block counter's ids)
     const t = await aTenant();
     resetNumericIds();
     const [emailId] = await newNumericIds(1);
 
-    // When it creates one list, then 30 at once
+    // When it creates one list, then 30 at once, all in the same millisecond (their random parts decide who is first)
     const first = await createEmailList(t.accountId, { name: 'first' });
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 1);
     const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => createEmailList(t.accountId, { name: `burst ${i}` })));
 
     // Then every id is a distinct safe integer, above the block counter's and the first list's
