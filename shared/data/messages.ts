@@ -116,7 +116,7 @@ const entrySchema = /* @__PURE__ */ (() =>
     read_at: v.nullish(v.number(), null),
   }))();
 
-type Entry = v.InferOutput<typeof entrySchema>;
+export type Entry = v.InferOutput<typeof entrySchema>;
 
 /** A thread's stored message (from a change stream image) as one participant's conversation shows it. */
 export const toThreadMessage = (item: Record<string, unknown>, conversationId: string): Message => ({
@@ -166,8 +166,10 @@ export async function messageForParticipants(
     owners.map((owner) => locatorKey(owner, m.id)),
     true,
   );
+  // A locator's pk names its participant (its sk is the same for all): found by pk, not by a scan per participant.
+  const byPk = new Map(locators.map((item) => [String(item.pk), item]));
   const entryKeys = owners.flatMap((owner) => {
-    const locator = locators.find((item) => sameKey(item, locatorKey(owner, m.id)));
+    const locator = byPk.get(locatorKey(owner, m.id).pk);
     return locator ? [entryKey(owner, String(locator.conversation_id), m.id)] : [];
   });
   const entries = await batchGet(entryKeys, true);

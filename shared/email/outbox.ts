@@ -81,15 +81,15 @@ export async function settle(
 ): Promise<Record<string, unknown> | 'gone'> {
   const pending = outboxes.flatMap(pendingOf);
   const root = await applyDeltas(collection, pending, mustExist);
-  const workOfOutbox = (outbox: OutboxItem) => outboxWork(outbox).filter((w) => !onlyIds || onlyIds.has(w.id));
+  const work = new Map(outboxes.map((o) => [o, outboxWork(o).filter((w) => !onlyIds || onlyIds.has(w.id))]));
   // A deleted list's emails are purged: nothing to validate.
-  const queued = root === 'gone' ? [] : outboxes.filter((o) => !o.awaiting && workOfOutbox(o).length > 0);
+  const queued = root === 'gone' ? [] : outboxes.filter((o) => !o.awaiting && work.get(o)!.length > 0);
   const byAccount = new Map<string, Work[]>();
-  for (const outbox of queued) byAccount.set(outbox.account_id, [...(byAccount.get(outbox.account_id) ?? []), ...workOfOutbox(outbox)]);
+  for (const outbox of queued) byAccount.set(outbox.account_id, [...(byAccount.get(outbox.account_id) ?? []), ...work.get(outbox)!]);
   // Sending and marking run together: a send that fails leaves its outboxes due at once, so the
   // sweeper's next recovery pass queues their unfinished emails again.
   const [sent, marked] = await Promise.allSettled([
-    Promise.all([...byAccount].map(([accountId, work]) => enqueueValidation(accountId, work))),
+    Promise.all([...byAccount].map(([accountId, jobs]) => enqueueValidation(accountId, jobs))),
     Promise.all([
       markQueued(queued),
       deleteOutboxes(outboxes.filter((o) => !o.awaiting && !queued.includes(o))),

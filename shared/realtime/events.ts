@@ -1,6 +1,6 @@
 import { groupMembers } from '#shared/data/group-members';
 import { conversationIdFor, findConversation, otherInThread } from '#shared/data/conversations';
-import { messageForEntry, messageForParticipants, toEntry, toThreadMessage, type Message } from '#shared/data/messages';
+import { messageForEntry, messageForParticipants, toEntry, toThreadMessage, type Entry, type Message } from '#shared/data/messages';
 import { keys, type Owner } from '#shared/db/keys';
 import { getContacts, type Contact } from '#shared/data/contacts';
 import { presentMessages, type ContactLoader } from '#shared/messaging/present';
@@ -88,7 +88,7 @@ async function entryEvents(change: Change, reads: BatchReads): Promise<UserEvent
     const [before, after] = [toEntry(change.oldImage!), toEntry(change.newImage!)];
     const sender = after.contact_id;
     if (before.read_at !== null || after.read_at === null || sender === user) return [];
-    return readEvents(change, accountId, user, after.read_at, reads);
+    return readEvents(change, accountId, user, after, reads);
   }
   const gone = toEntry(change.oldImage!);
   if (!(await findConversation({ accountId, contactId: user }, gone.conversation_id))) return [];
@@ -96,9 +96,9 @@ async function entryEvents(change: Change, reads: BatchReads): Promise<UserEvent
   return [userEvent(accountId, event(change, accountId, 'message.deleted', object, user, user), user)];
 }
 
-/** `reader` read the message of this entry: the sender hears it, with the message in their own view. */
-async function readEvents(change: Change, accountId: string, reader: string, readAt: number, reads: BatchReads): Promise<UserEvent[]> {
-  const entry = toEntry(change.newImage!);
+/** `reader` read the message of this entry (its `read_at` just set): the sender hears it, with the message in their own view. */
+async function readEvents(change: Change, accountId: string, reader: string, entry: Entry, reads: BatchReads): Promise<UserEvent[]> {
+  const readAt = entry.read_at!;
   const sender = entry.contact_id;
   const target = entry.thread.startsWith('grp_') ? entry.thread : otherInThread(entry.thread, sender);
   const conversationId = target && (await conversationIdFor({ accountId, contactId: sender }, target));

@@ -12,6 +12,9 @@ const POST_TIMEOUT_MS = 3_000;
 
 const clients = new Map<string, ApiGatewayManagementApiClient>();
 
+/** One user's key in the batch's maps. */
+const ownerKey = (owner: Owner) => `${owner.accountId}|${owner.contactId}`;
+
 /**
  * The `@connections` management API of the realtime API: on AWS its stage's
  * callback URL (`https://<api>.execute-api.<region>.amazonaws.com/<stage>`),
@@ -69,7 +72,7 @@ export class BatchConnections {
   private readonly read = new Map<string, Promise<Connection[]>>();
 
   of(owner: Owner): Promise<Connection[]> {
-    const key = `${owner.accountId}|${owner.contactId}`;
+    const key = ownerKey(owner);
     let found = this.read.get(key);
     if (!found) this.read.set(key, (found = userConnections(owner)));
     return found;
@@ -114,7 +117,7 @@ interface Lane {
 export async function pushEvents(endpoint: string, events: UserEvent[], connections = new BatchConnections()): Promise<number> {
   const byUser = new Map<string, Lane>();
   for (const e of events) {
-    const key = `${e.owner.accountId}|${e.owner.contactId}`;
+    const key = ownerKey(e.owner);
     let lane = byUser.get(key);
     if (!lane) byUser.set(key, (lane = { owner: e.owner, events: [] }));
     lane.events.push(e);
