@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
-import { createWebhook } from '#shared/webhooks/manage';
+import { createWebhook } from '#shared/webhooks/subscribe';
 import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 

@@ -59,6 +59,11 @@ export interface BuiltApi {
   accessLogs: LogGroup;
 }
 
+const CREDENTIAL_NAMES = { user: 'user token', secret: 'secret key', any: 'user token or secret key' } as const;
+
+/** What a route's function is for, as the console lists it: `GET /v1/contacts (secret key)`. */
+export const describeRoute = (route: Route) => `${route.method} ${route.path} (${CREDENTIAL_NAMES[route.credential]})`;
+
 /** Distinct API names in the route table, in first-seen order. */
 export const apiNames = (): ApiName[] => [...new Set(routes.map((r) => r.api))];
 
@@ -150,7 +155,19 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
 
   const routeFunctions = new Map<Route, Lambda>();
   for (const route of routes.filter((r) => r.api === apiName)) {
-    const fn = createFunction(scope, `${pascalCase(route.handler)}Fn`, { ...route, environment: corsEnv }, deps);
+    // Shown by GET /v1/account: the limit an account without its own gets.
+    const limitsEnv: Record<string, string> = route.showsLimits
+      ? {
+          ACCOUNT_RATE_LIMIT: String(deps.settings.accountThrottle.rateLimit),
+          ACCOUNT_BURST_LIMIT: String(deps.settings.accountThrottle.burstLimit),
+        }
+      : {};
+    const fn = createFunction(
+      scope,
+      `${pascalCase(route.handler)}Fn`,
+      { ...route, description: describeRoute(route), environment: { ...corsEnv, ...limitsEnv } },
+      deps,
+    );
     resourceFor(route.path).addMethod(
       route.method,
       new LambdaIntegration(fn),

@@ -26,6 +26,8 @@ export interface FunctionSpec {
   validates?: boolean;
   /** Opens webhook secrets: kms:Decrypt on the webhook key. */
   decrypts?: boolean;
+  /** What the function is for (an API route: its method, path and credential). */
+  description?: string;
 }
 
 export interface FunctionDeps {
@@ -60,6 +62,7 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
   const fn = new Lambda(scope, id, {
     code: bundledCode(path.join(deps.functionsDir, `${spec.handler}.ts`)),
     handler: 'index.handler',
+    description: spec.description,
     runtime: lambdaRuntime(),
     architecture: Architecture.ARM_64,
     memorySize: MEMORY_MB,

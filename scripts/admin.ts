@@ -13,63 +13,40 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { config, resetConfig } from '#shared/config';
-import { creditBalance } from '#shared/data/accounts';
+import { addCredits, creditBalance, createAccount, getAccount, setAccountLimits } from '#shared/data/accounts';
+import { getGroup, groupAccountOf } from '#shared/data/groups';
+import { groupMembers, MAX_GROUP_MEMBERS } from '#shared/data/group-members';
+import { createSecretKey, listSecretKeys, revokeSecretKey } from '#shared/data/secret-keys';
+import { findToken, MAX_TOKEN_SECONDS, revokeToken, revokeTokenById, TOKEN_PATTERN } from '#shared/data/tokens';
+import { resetDb } from '#shared/db/client';
 import { resumeAwaiting } from '#shared/email/outbox';
-import { addCredits, createAccount, getAccount, setAccountLimits } from '#shared/data/accounts';
-import { createContact, getContact } from '#shared/data/contacts';
-import { createGroup, getGroup, groupAccountOf } from '#shared/data/groups';
-import { addMember, groupMembers, MAX_GROUP_MEMBERS, removeMember } from '#shared/data/group-members';
-import { issueTokenWithId, listTokens, revokeToken, revokeTokenById, TOKEN_PATTERN } from '#shared/data/tokens';
+import { DomainError } from '#shared/errors';
+import { describeAccount } from '#shared/platform/account';
+import { createContact, deleteContact } from '#shared/platform/contacts';
+import { ApiError } from '#shared/http/errors';
+import { createContactBody } from '#shared/http/platform-schemas';
+import { validate, type Schema } from '#shared/http/validation';
+import { addGroupMember, createGroup, removeGroupMember } from '#shared/platform/groups';
+import { issueContactToken, listTokens } from '#shared/platform/tokens';
+import { MAX_RATE_LIMIT, type RateLimits } from '#shared/rate-limits';
 import { looksLikeId } from '#shared/util/ids';
+import { createWebhook } from '#shared/webhooks/subscribe';
 import {
-  createWebhook,
+  describeWebhook,
   listWebhooks,
   parseEventTypes,
   removeWebhook,
   rotateWebhookSecret,
   webhookDeliveries,
-  WebhookInputError,
 } from '#shared/webhooks/manage';
-import { resetDb } from '#shared/db/client';
-import { MAX_RATE_LIMIT, type RateLimits } from '#shared/rate-limits';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { useBackends } from './local/runtime.ts';
+import { migratePlatform } from './migrations/platform.ts';
 import { migrateThreads } from './migrations/threads.ts';
 import { UsagePlans } from './usage-plans.ts';
 
 // The SDK warns about Node 20 on every client; Lambda runs the major in .nvmrc and the warning says nothing actionable here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const USAGE = `usage: npm run -s admin -- <command> [flags]   (-s keeps npm's own banner off stdout)
-
-commands:
-  account create --name N [--credits C]     on AWS also gives the account its API key in the default usage plan
-  account limits --account A (--rate R --burst B | --default true)
-                                            the account's own rate limit across both APIs (requests/s, burst),
-                                            or back to the deployment's default
-  contact create --account A --username U [--phone P] [--avatar-url URL]
-  group create   --account A --name N
-  group add-member    --group G --contact C [--account A]   up to ${MAX_GROUP_MEMBERS} members a group
-  group remove-member --group G --contact C [--account A]
-  group members       --group G [--account A]                the members' contact ids
-  token create   --account A --contact C     prints the token (shown only here) and its id
-  token list     --account A                ids, contacts, creation and revocation times; never a token
-  token revoke   --id ID | --token T
-  help           this text (also --help)
-  credits add    --account A --amount N
-  webhook create --account A --url URL [--events type,type]   prints the id and the secret (shown only here)
-  webhook list   --account A
-  webhook delete --id ID
-  webhook rotate-secret --id ID              a new secret; the old one also signs for 24 h
-  webhook deliveries    --id ID              recent attempts, newest first
-  migrate threads                            0.2 → 0.3: moves each 0.2 message into its thread (idempotent)
-
-target (default: the stack \`npm start\` is running, via ${RUNTIME_FILE}):
-  --table NAME --region R   a deployed table (or set TABLE_NAME / AWS_REGION),
-                            using the normal AWS credential chain
-  --stack NAME              the deployed stack's name, for its usage plans
-                            (default: STACK_NAME, else serverless-messaging)
-
-Prints one JSON object on stdout. Exit codes: 0 ok, 1 not found/failure, 2 usage error.`;
 
 class CliError extends Error {
   constructor(
@@ -84,10 +61,29 @@ const notFound = (message: string) => new CliError(message, 1);
 
 type Flags = Record<string, string | undefined>;
 
+/**
+ * One command: its flags as the usage shows them (`--name N`, `[--credits C]`;
+ * a flag in brackets is optional), one line on what it does, and `run`, a
+ * call to the same domain functions the platform endpoints use.
+ */
 interface Command {
-  flags: string[];
-  required: string[];
+  usage: string;
+  summary: string;
   run: (flags: Flags) => Promise<Record<string, unknown>>;
+}
+
+/** The flags a usage names, and which of them are required (outside brackets). */
+function flagsOf(command: Command): { flags: string[]; required: string[] } {
+  const flags: string[] = [];
+  const required: string[] = [];
+  for (const part of command.usage.matchAll(/(\[?)--([a-z-]+)/g)) {
+    flags.push(part[2]!);
+    // A flag inside brackets (`[--x X]`, or one of `(--a A | --b B)`) is not required by itself.
+    const before = command.usage.slice(0, part.index);
+    const open = (before.match(/[[(]/g) ?? []).length - (before.match(/[\])]/g) ?? []).length;
+    if (part[1] === '' && open === 0) required.push(part[2]!);
+  }
+  return { flags, required };
 }
 
 /** A non-negative integer flag value, or a usage error. */
@@ -97,20 +93,6 @@ function count(flags: Flags, name: string): number | undefined {
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw usageError(`--${name} must be a non-negative integer, got "${raw}"`);
   return value;
-}
-
-/** The account of the group named by --group: --account when given, else the group's own index entry. */
-async function groupAccount(f: Flags): Promise<string> {
-  const accountId = f.account ?? (await groupAccountOf(f.group!));
-  if (!accountId || !(await getGroup(accountId, f.group!)))
-    throw notFound(`group ${f.group} not found${f.account ? ` in account ${f.account}` : ''}`);
-  return accountId;
-}
-
-async function requireAccount(accountId: string) {
-  const account = await getAccount(accountId);
-  if (!account) throw notFound(`account ${accountId} not found`);
-  return account;
 }
 
 /** A positive number flag value (integer when `integer`), at most API Gateway's account limit, or a usage error. */
@@ -124,22 +106,59 @@ function limit(flags: Flags, name: string, integer: boolean): number | undefined
   return value;
 }
 
+async function requireAccount(accountId: string) {
+  const account = await getAccount(accountId);
+  if (!account) throw notFound(`account ${accountId} not found`);
+  return { accountId };
+}
+
+/** The account of the group named by --group: --account when given, else the group's own index entry. */
+async function groupAccount(f: Flags) {
+  const accountId = f.account ?? (await groupAccountOf(f.group!));
+  if (!accountId || !(await getGroup(accountId, f.group!)))
+    throw notFound(`group ${f.group} not found${f.account ? ` in account ${f.account}` : ''}`);
+  return { accountId };
+}
+
+/** An id flag of the given kind, checked before any read. */
+function idFlag(f: Flags, prefix: 'whk' | 'key', listed: string): string {
+  if (!looksLikeId(prefix, f.id!)) throw usageError(`--id must be ${listed} id as listed (${prefix}_...)`);
+  return f.id!;
+}
+
+const FLAG_OF: Record<string, string> = { phone_number: 'phone', avatar_url: 'avatar-url' };
+
+/** Input checked by an endpoint's schema; a refusal is a usage error naming the flag. */
+function validated<T>(schema: Schema<T>, input: Record<string, unknown>): T {
+  try {
+    return validate(schema, input, 'body');
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.param === undefined) throw error;
+    throw usageError(`--${FLAG_OF[error.param] ?? error.param}: ${error.message}`);
+  }
+}
+
 /** Set when the target is a deployed stack: its usage plans carry the limits there. */
 let usagePlans: UsagePlans | undefined;
 
 const commands: Record<string, Command> = {
   'account create': {
-    flags: ['name', 'credits'],
-    required: ['name'],
+    usage: '--name N [--credits C]',
+    summary: 'on AWS also gives the account its API key in the default usage plan',
     run: async (f) => {
       const account = await createAccount({ name: f.name!, credits: count(f, 'credits') });
       const plan = usagePlans ? await usagePlans.enable(account.account_id) : {};
       return { account_id: account.account_id, ...plan };
     },
   },
+  'account show': {
+    usage: '--account A',
+    summary: 'what GET /v1/account answers: credits left and the rate limit',
+    run: async (f) => describeAccount(await requireAccount(f.account!)),
+  },
   'account limits': {
-    flags: ['account', 'rate', 'burst', 'default'],
-    required: ['account'],
+    usage: '--account A (--rate R --burst B | --default true)',
+    summary: "the account's own rate limit across both APIs (requests/s, burst), or back to the deployment's default",
     run: async (f) => {
       const own = f.rate !== undefined || f.burst !== undefined;
       if (own === (f.default !== undefined) || (own && (f.rate === undefined || f.burst === undefined))) {
@@ -158,89 +177,103 @@ const commands: Record<string, Command> = {
       return { account_id: f.account!, own_limits: ownLimits, ...plan };
     },
   },
-  'contact create': {
-    flags: ['account', 'username', 'phone', 'avatar-url'],
-    required: ['account', 'username'],
+  'key create': {
+    usage: '--account A',
+    summary: "a secret key for the account's backend (the platform endpoints); shown only here",
+    run: async (f) => createSecretKey((await requireAccount(f.account!)).accountId),
+  },
+  'key list': {
+    usage: '--account A',
+    summary: 'ids and creation and revocation times; never a key',
+    run: async (f) => ({ keys: await listSecretKeys((await requireAccount(f.account!)).accountId) }),
+  },
+  'key revoke': {
+    usage: '--id ID',
+    summary: 'refused from the next request on (on AWS within AUTH_CACHE_SECONDS)',
     run: async (f) => {
-      await requireAccount(f.account!);
-      const contact = await createContact({
-        accountId: f.account!,
-        username: f.username!,
-        phoneNumber: f.phone,
-        avatarUrl: f['avatar-url'],
+      const revoked = await revokeSecretKey(idFlag(f, 'key', 'a key'));
+      if (!revoked) throw notFound(`key ${f.id} not found`);
+      return { revoked: true, key_id: revoked.key_id };
+    },
+  },
+  'contact create': {
+    usage: '--account A --username U [--phone P] [--avatar-url URL]',
+    summary: 'usernames are unique in the account, ignoring case',
+    run: async (f) => {
+      // The endpoint's own checks (username length, E.164, an https avatar), its messages naming the flag.
+      const input = validated(createContactBody, {
+        username: f.username,
+        ...(f.phone === undefined ? {} : { phone_number: f.phone }),
+        ...(f['avatar-url'] === undefined ? {} : { avatar_url: f['avatar-url'] }),
       });
+      const contact = await createContact(await requireAccount(f.account!), input);
       return { contact_id: contact.id };
     },
   },
-  'group create': {
-    flags: ['account', 'name'],
-    required: ['account', 'name'],
+  'contact delete': {
+    usage: '--account A --contact C',
+    summary: 'revokes its tokens, leaves its groups, deletes its own conversations',
     run: async (f) => {
-      await requireAccount(f.account!);
-      const group = await createGroup({ accountId: f.account!, name: f.name! });
-      return { group_id: group.id };
+      await deleteContact(await requireAccount(f.account!), f.contact!, Date.now() + 30_000);
+      return { deleted: true, contact_id: f.contact };
     },
   },
+  'group create': {
+    usage: '--account A --name N',
+    summary: 'an empty group',
+    run: async (f) => ({ group_id: (await createGroup(await requireAccount(f.account!), { name: f.name! })).id }),
+  },
   'group add-member': {
-    flags: ['account', 'group', 'contact'],
-    required: ['group', 'contact'],
+    usage: '--group G --contact C [--account A]',
+    summary: `up to ${MAX_GROUP_MEMBERS} members a group`,
     run: async (f) => {
-      const accountId = await groupAccount(f);
-      if (!(await getContact(accountId, f.contact!))) throw notFound(`contact ${f.contact} not found in account ${accountId}`);
-      const outcome = await addMember(accountId, f.group!, f.contact!);
-      if (outcome === 'no_group') throw notFound(`group ${f.group} not found in account ${accountId}`);
-      if (outcome === 'full') throw new CliError(`group ${f.group} has ${MAX_GROUP_MEMBERS} members already`, 1);
-      return { group_id: f.group, contact_id: f.contact, added: outcome === 'added' };
+      const account = await groupAccount(f);
+      const before = (await getGroup(account.accountId, f.group!, true))!.member_count;
+      const after = await addGroupMember(account, f.group!, f.contact!);
+      return { group_id: f.group, contact_id: f.contact, added: after.member_count > before };
     },
   },
   'group remove-member': {
-    flags: ['account', 'group', 'contact'],
-    required: ['group', 'contact'],
+    usage: '--group G --contact C [--account A]',
+    summary: 'the member keeps what it received, and receives nothing new',
     run: async (f) => {
-      const accountId = await groupAccount(f);
-      const removed = await removeMember(accountId, f.group!, f.contact!);
+      const account = await groupAccount(f);
+      const removed = await removeGroupMember(account, f.group!, f.contact!).then(
+        () => true,
+        (error: unknown) => (error instanceof DomainError && error.kind === 'not_found' ? false : Promise.reject(error)),
+      );
       return { group_id: f.group, contact_id: f.contact, removed };
     },
   },
   'group members': {
-    flags: ['account', 'group'],
-    required: ['group'],
-    run: async (f) => {
-      const accountId = await groupAccount(f);
-      return { group_id: f.group, members: await groupMembers(accountId, f.group!) };
-    },
-  },
-  'migrate threads': {
-    flags: [],
-    required: [],
-    run: async () => migrateThreads((line) => console.error(line)),
+    usage: '--group G [--account A]',
+    summary: "the members' contact ids",
+    run: async (f) => ({ group_id: f.group, members: await groupMembers((await groupAccount(f)).accountId, f.group!) }),
   },
   'token create': {
-    flags: ['account', 'contact'],
-    required: ['account', 'contact'],
+    usage: '--account A --contact C [--expires-in S]',
+    summary: `a user token (shown only here) and its id; --expires-in 60 to ${MAX_TOKEN_SECONDS} seconds`,
     run: async (f) => {
-      await requireAccount(f.account!);
-      if (!(await getContact(f.account!, f.contact!))) throw notFound(`contact ${f.contact} not found in account ${f.account}`);
-      const { token, id } = await issueTokenWithId({ accountId: f.account!, contactId: f.contact! });
-      return { token, token_id: id };
+      const expiresIn = count(f, 'expires-in');
+      if (expiresIn !== undefined && (expiresIn < 60 || expiresIn > MAX_TOKEN_SECONDS))
+        throw usageError(`--expires-in must be 60 to ${MAX_TOKEN_SECONDS} seconds`);
+      const issued = await issueContactToken(await requireAccount(f.account!), f.contact!, expiresIn);
+      return { token: 'token' in issued ? issued.token : null, token_id: issued.id, expires_at: issued.expires_at };
     },
   },
   'token list': {
-    flags: ['account'],
-    required: ['account'],
-    run: async (f) => {
-      await requireAccount(f.account!);
-      return { tokens: await listTokens(f.account!) };
-    },
+    usage: '--account A --contact C',
+    summary: "a contact's tokens, newest first: ids and times; never a token",
+    run: async (f) => ({ tokens: (await listTokens(await requireAccount(f.account!), f.contact!, { limit: 100 })).items }),
   },
   'token revoke': {
-    flags: ['token', 'id'],
-    required: [],
+    usage: '(--id ID | --token T)',
+    summary: 'refused from the next request on (on AWS within AUTH_CACHE_SECONDS)',
     run: async (f) => {
       if ((f.token === undefined) === (f.id === undefined)) throw usageError('token revoke needs exactly one of --id and --token');
       if (f.id !== undefined) {
-        if (!looksLikeId('tkn', f.id)) throw usageError('--id must be a token id as listed (tkn_...)');
-        if (!(await revokeTokenById(f.id))) throw notFound(`token ${f.id} not found`);
+        if (!looksLikeId('tok', f.id) && !looksLikeId('tkn', f.id)) throw usageError('--id must be a token id as listed (tok_...)');
+        if (!(await findToken(f.id)) || !(await revokeTokenById(f.id))) throw notFound(`token ${f.id} not found`);
         return { revoked: true, token_id: f.id };
       }
       if (!TOKEN_PATTERN.test(f.token!)) throw usageError('--token must be a token as issued (tok_...)');
@@ -249,11 +282,10 @@ const commands: Record<string, Command> = {
     },
   },
   'credits add': {
-    flags: ['account', 'amount'],
-    required: ['account', 'amount'],
+    usage: '--account A --amount N',
+    summary: 'validation work held for lack of credits resumes',
     run: async (f) => {
-      const amount = count(f, 'amount')!;
-      const added = await addCredits(f.account!, amount);
+      const added = await addCredits(f.account!, count(f, 'amount')!);
       if (added === undefined) throw notFound(`account ${f.account} not found`);
       // Validation work held for lack of credits resumes now (and otherwise with the next sweeper run).
       if (!config().validationQueueUrl) return { credits: added };
@@ -261,68 +293,78 @@ const commands: Record<string, Command> = {
       return { credits: (await creditBalance(f.account!)) ?? added };
     },
   },
-};
-
-/** An endpoint id flag, checked before any read. */
-function webhookId(f: Flags): string {
-  if (!looksLikeId('whk', f.id!)) throw usageError('--id must be a webhook id as listed (whk_...)');
-  return f.id!;
-}
-
-Object.assign(commands, {
   'webhook create': {
-    flags: ['account', 'url', 'events'],
-    required: ['account', 'url'],
+    usage: '--account A --url URL [--events type,type]',
+    summary: 'prints the id and the secret (shown only here)',
     run: async (f) => {
-      await requireAccount(f.account!);
-      try {
-        return await createWebhook(f.account!, f.url!, parseEventTypes(f.events));
-      } catch (error) {
-        throw error instanceof WebhookInputError ? usageError(error.message) : error;
-      }
+      const account = await requireAccount(f.account!);
+      const { webhook, secret } = await createWebhook(account.accountId, f.url!, parseEventTypes(f.events?.split(','), 'events'), 'url');
+      return { webhook_id: webhook.id, secret };
     },
   },
   'webhook list': {
-    flags: ['account'],
-    required: ['account'],
-    run: async (f) => {
-      await requireAccount(f.account!);
-      return { webhooks: await listWebhooks(f.account!) };
-    },
+    usage: '--account A',
+    summary: "the account's endpoints and their state; never a secret",
+    run: async (f) => ({ webhooks: (await listWebhooks((await requireAccount(f.account!)).accountId)).map(describeWebhook) }),
   },
   'webhook delete': {
-    flags: ['id'],
-    required: ['id'],
+    usage: '--id ID',
+    summary: 'no more events are sent to it',
     run: async (f) => {
-      if (!(await removeWebhook(webhookId(f)))) throw notFound(`webhook ${f.id} not found`);
+      await removeWebhook(idFlag(f, 'whk', 'a webhook'));
       return { deleted: true, webhook_id: f.id };
     },
   },
   'webhook rotate-secret': {
-    flags: ['id'],
-    required: ['id'],
+    usage: '--id ID',
+    summary: 'a new secret; the old one also signs for 24 h',
     run: async (f) => {
-      const rotated = await rotateWebhookSecret(webhookId(f));
-      if (!rotated) throw notFound(`webhook ${f.id} not found`);
-      return rotated;
+      const { webhook, secret, previous_secret_signs_until } = await rotateWebhookSecret(idFlag(f, 'whk', 'a webhook'));
+      return { webhook_id: webhook.id, secret, previous_secret_signs_until };
     },
   },
   'webhook deliveries': {
-    flags: ['id'],
-    required: ['id'],
+    usage: '--id ID',
+    summary: 'recent attempts, newest first',
     run: async (f) => {
-      const found = await webhookDeliveries(webhookId(f));
-      if (!found) throw notFound(`webhook ${f.id} not found`);
-      return found;
+      const { webhook, deliveries } = await webhookDeliveries(idFlag(f, 'whk', 'a webhook'));
+      return { ...describeWebhook(webhook), deliveries };
     },
   },
-} satisfies Record<string, Command>);
+  'migrate threads': {
+    usage: '',
+    summary: '0.2 → 0.3: moves each 0.2 message into its thread (idempotent)',
+    run: async () => migrateThreads((line) => console.error(line)),
+  },
+  'migrate platform': {
+    usage: '',
+    summary: '0.3 → 0.4: the index entries the platform endpoints read (idempotent)',
+    run: async () => migratePlatform((line) => console.error(line)),
+  },
+};
+
+const USAGE = [
+  "usage: npm run -s admin -- <command> [flags]   (-s keeps npm's own banner off stdout)",
+  '',
+  'commands:',
+  ...Object.entries(commands).flatMap(([name, c]) => [`  ${name} ${c.usage}`.trimEnd(), `      ${c.summary}`]),
+  '  help',
+  '      this text (also --help)',
+  '',
+  'target (default: the stack `npm start` is running, via ' + RUNTIME_FILE + '):',
+  '  --table NAME --region R   a deployed table (or set TABLE_NAME / AWS_REGION),',
+  '                            using the normal AWS credential chain',
+  "  --stack NAME              the deployed stack's name, for its usage plans",
+  '                            (default: STACK_NAME, else serverless-messaging)',
+  '',
+  'Prints one JSON object on stdout. Exit codes: 0 ok, 1 not found/failure, 2 usage error.',
+].join('\n');
 
 const GLOBAL_FLAGS = ['table', 'region', 'stack'];
-const NUMERIC_FLAGS = ['credits', 'amount'];
+const NUMERIC_FLAGS = ['credits', 'amount', 'expires-in'];
 
 function parse(argv: string[]) {
-  const names = [...new Set([...GLOBAL_FLAGS, ...Object.values(commands).flatMap((c) => c.flags)])];
+  const names = [...new Set([...GLOBAL_FLAGS, ...Object.values(commands).flatMap((c) => flagsOf(c).flags)])];
   let parsed;
   try {
     parsed = parseArgs({
@@ -339,11 +381,12 @@ function parse(argv: string[]) {
   if (name === '') throw usageError('no command given');
   const command = commands[name];
   if (!command) throw usageError(`unknown command "${name}"`);
+  const { flags: takes, required } = flagsOf(command);
   for (const [flag, value] of Object.entries(flags)) {
-    if (!command.flags.includes(flag) && !GLOBAL_FLAGS.includes(flag)) throw usageError(`${name} does not take --${flag}`);
+    if (!takes.includes(flag) && !GLOBAL_FLAGS.includes(flag)) throw usageError(`${name} does not take --${flag}`);
     if (value === undefined || value.trim() === '') throw usageError(`--${flag} must not be empty`);
   }
-  for (const flag of command.required) if (flags[flag] === undefined) throw usageError(`${name} needs --${flag}`);
+  for (const flag of required) if (flags[flag] === undefined) throw usageError(`${name} needs --${flag}`);
   for (const flag of NUMERIC_FLAGS) count(flags, flag);
   return { command, flags };
 }
@@ -414,7 +457,8 @@ try {
     finish(await parsed.command.run(parsed.flags), 0);
   }
 } catch (error) {
-  const exitCode = error instanceof CliError ? error.exitCode : 1;
+  // The domain's refusals: a bad value is a usage error, anything else (not found, a conflict) a failure.
+  const exitCode = error instanceof CliError ? error.exitCode : error instanceof DomainError && error.kind === 'invalid' ? 2 : 1;
   if (exitCode === 2) console.error(USAGE);
   finish({ error: { message: (error as Error).message || String(error) } }, exitCode);
 }

@@ -72,8 +72,8 @@ try {
 
 // Reuse the demo account kept with the data; seed a new one on a fresh start.
 let demo: DemoSeed | undefined = existsSync(DEMO_FILE) ? JSON.parse(readFileSync(DEMO_FILE, 'utf8')) : undefined;
-// A demo from before delivery (0.2) has no second token: seed a new one.
-if (!demo || !demo.token2 || !(await getAccount(demo.accountId))) {
+// A demo from before delivery (0.2) has no second token, one from before the platform endpoints (0.3) no secret key: seed a new one.
+if (!demo || !demo.token2 || !demo.secretKey || !(await getAccount(demo.accountId))) {
   demo = await seedDemo();
   writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2));
 }
@@ -89,6 +89,7 @@ const printed = {
   DEMO_TOKEN_2: demo.token2,
   DEMO_GROUP_ID: demo.groupId,
   DEMO_ACCOUNT_ID: demo.accountId,
+  DEMO_SECRET_KEY: demo.secretKey,
   // The earlier name of MESSAGING_BASE_URL, kept for one release.
   CHAT_BASE_URL: stack.messagingUrl!,
 };

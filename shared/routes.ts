@@ -29,15 +29,45 @@ export interface Route {
   timeoutSeconds?: number;
   /** Runs the email validator: gets the deployment's validator settings (DNS_SERVERS, SMTP_PROBE, ...). */
   validates?: boolean;
+  /**
+   * The credential the route takes: a user token (`user`), the account's
+   * secret key (`secret`), or either (`any`). Every route sits behind the one
+   * authorizer, which names the kind; the handler answers 403 to the other
+   * (its endpoint spec says the same, and a test holds the two equal).
+   */
+  credential: Credential;
+  /** Shows the account's rate limit: gets the deployment's default (ACCOUNT_RATE_LIMIT, ACCOUNT_BURST_LIMIT). */
+  showsLimits?: boolean;
 }
 
+export type Credential = 'user' | 'secret' | 'any';
+
+/** A platform route: the account's backend, with its secret key. */
+const platform = (method: HttpMethod, path: string, handler: string, table: TableAccess, extra: Partial<Route> = {}): Route => ({
+  api: 'messaging',
+  method,
+  path,
+  handler,
+  table,
+  credential: 'secret',
+  ...extra,
+});
+
 export const routes: readonly Route[] = [
-  { api: 'messaging', method: 'GET', path: '/v1/conversations', handler: 'conversations/list', table: 'read' },
-  { api: 'messaging', method: 'POST', path: '/v1/conversations', handler: 'conversations/create', table: 'readWrite' },
-  { api: 'messaging', method: 'GET', path: '/v1/conversations/{id}', handler: 'conversations/get', table: 'read' },
-  { api: 'messaging', method: 'PUT', path: '/v1/conversations/{id}', handler: 'conversations/update', table: 'readWrite' },
+  { api: 'messaging', method: 'GET', path: '/v1/conversations', handler: 'conversations/list', table: 'read', credential: 'user' },
+  { api: 'messaging', method: 'POST', path: '/v1/conversations', handler: 'conversations/create', table: 'readWrite', credential: 'user' },
+  { api: 'messaging', method: 'GET', path: '/v1/conversations/{id}', handler: 'conversations/get', table: 'read', credential: 'user' },
   {
     api: 'messaging',
+    method: 'PUT',
+    path: '/v1/conversations/{id}',
+    handler: 'conversations/update',
+    table: 'readWrite',
+    credential: 'user',
+  },
+  {
+    api: 'messaging',
+    credential: 'user',
     method: 'DELETE',
     path: '/v1/conversations/{id}',
     handler: 'conversations/delete',
@@ -45,9 +75,10 @@ export const routes: readonly Route[] = [
     sends: ['purge'],
     timeoutSeconds: 20,
   },
-  { api: 'messaging', method: 'GET', path: '/v1/messages', handler: 'messages/list', table: 'read' },
+  { api: 'messaging', method: 'GET', path: '/v1/messages', handler: 'messages/list', table: 'read', credential: 'user' },
   {
     api: 'messaging',
+    credential: 'user',
     method: 'POST',
     path: '/v1/messages',
     handler: 'messages/create',
@@ -55,10 +86,11 @@ export const routes: readonly Route[] = [
     sends: ['delivery'],
     timeoutSeconds: 20,
   },
-  { api: 'messaging', method: 'GET', path: '/v1/messages/{id}', handler: 'messages/get', table: 'read' },
-  { api: 'messaging', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite' },
+  { api: 'messaging', method: 'GET', path: '/v1/messages/{id}', handler: 'messages/get', table: 'read', credential: 'user' },
+  { api: 'messaging', method: 'PUT', path: '/v1/messages/{id}', handler: 'messages/update', table: 'readWrite', credential: 'user' },
   {
     api: 'messaging',
+    credential: 'user',
     method: 'DELETE',
     path: '/v1/messages/{id}',
     handler: 'messages/delete',
@@ -67,8 +99,35 @@ export const routes: readonly Route[] = [
     timeoutSeconds: 20,
   },
 
+  platform('POST', '/v1/contacts', 'contacts/create', 'readWrite'),
+  platform('GET', '/v1/contacts', 'contacts/list', 'read'),
+  // A user token may read its account's contacts too: a read-only directory.
+  platform('GET', '/v1/contacts/{id}', 'contacts/get', 'read', { credential: 'any' }),
+  platform('PUT', '/v1/contacts/{id}', 'contacts/update', 'readWrite'),
+  platform('DELETE', '/v1/contacts/{id}', 'contacts/delete', 'readWrite', { sends: ['purge'], timeoutSeconds: 20 }),
+  platform('POST', '/v1/contacts/{id}/tokens', 'contact-tokens/create', 'readWrite'),
+  platform('GET', '/v1/contacts/{id}/tokens', 'contact-tokens/list', 'read'),
+  platform('DELETE', '/v1/contacts/{id}/tokens/{token_id}', 'contact-tokens/delete', 'readWrite'),
+  // A group of 1,000 arrives with its members: 40 batch writes and 10 batch reads, within 20 s on a slow day.
+  platform('POST', '/v1/groups', 'groups/create', 'readWrite', { timeoutSeconds: 20 }),
+  platform('GET', '/v1/groups', 'groups/list', 'read'),
+  platform('GET', '/v1/groups/{id}', 'groups/get', 'read'),
+  platform('PUT', '/v1/groups/{id}', 'groups/update', 'readWrite'),
+  platform('DELETE', '/v1/groups/{id}', 'groups/delete', 'readWrite', { sends: ['purge'], timeoutSeconds: 20 }),
+  platform('POST', '/v1/groups/{id}/members', 'group-members/add', 'readWrite'),
+  platform('GET', '/v1/groups/{id}/members', 'group-members/list', 'read'),
+  platform('DELETE', '/v1/groups/{id}/members/{contact_id}', 'group-members/remove', 'readWrite'),
+  platform('POST', '/v1/webhook_endpoints', 'webhook-endpoints/create', 'readWrite'),
+  platform('GET', '/v1/webhook_endpoints', 'webhook-endpoints/list', 'read'),
+  platform('GET', '/v1/webhook_endpoints/{id}', 'webhook-endpoints/get', 'read'),
+  platform('PUT', '/v1/webhook_endpoints/{id}', 'webhook-endpoints/update', 'readWrite'),
+  platform('DELETE', '/v1/webhook_endpoints/{id}', 'webhook-endpoints/delete', 'readWrite'),
+  platform('POST', '/v1/webhook_endpoints/{id}/rotate_secret', 'webhook-endpoints/rotate-secret', 'readWrite'),
+  platform('GET', '/v1/account', 'account/messaging', 'read', { showsLimits: true }),
+
   {
     api: 'email',
+    credential: 'any',
     method: 'POST',
     path: '/api/v1/emails',
     handler: 'emails/create',
@@ -77,14 +136,15 @@ export const routes: readonly Route[] = [
     timeoutSeconds: 15,
     validates: true,
   },
-  { api: 'email', method: 'GET', path: '/api/v1/emails', handler: 'emails/list', table: 'read' },
-  { api: 'email', method: 'GET', path: '/api/v1/email/{id}', handler: 'emails/get', table: 'read' },
-  { api: 'email', method: 'DELETE', path: '/api/v1/email/{id}', handler: 'emails/delete', table: 'readWrite' },
-  { api: 'email', method: 'POST', path: '/api/v1/emailList', handler: 'email-lists/create', table: 'readWrite' },
-  { api: 'email', method: 'GET', path: '/api/v1/emailLists', handler: 'email-lists/list', table: 'read' },
-  { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}', handler: 'email-lists/get', table: 'read' },
+  { api: 'email', method: 'GET', path: '/api/v1/emails', handler: 'emails/list', table: 'read', credential: 'any' },
+  { api: 'email', method: 'GET', path: '/api/v1/email/{id}', handler: 'emails/get', table: 'read', credential: 'any' },
+  { api: 'email', method: 'DELETE', path: '/api/v1/email/{id}', handler: 'emails/delete', table: 'readWrite', credential: 'any' },
+  { api: 'email', method: 'POST', path: '/api/v1/emailList', handler: 'email-lists/create', table: 'readWrite', credential: 'any' },
+  { api: 'email', method: 'GET', path: '/api/v1/emailLists', handler: 'email-lists/list', table: 'read', credential: 'any' },
+  { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}', handler: 'email-lists/get', table: 'read', credential: 'any' },
   {
     api: 'email',
+    credential: 'any',
     method: 'DELETE',
     path: '/api/v1/emailList/{id}',
     handler: 'email-lists/delete',
@@ -92,9 +152,11 @@ export const routes: readonly Route[] = [
     sends: ['purge'],
     timeoutSeconds: 20,
   },
-  { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}/emails', handler: 'email-lists/emails', table: 'read' },
+  { api: 'email', method: 'GET', path: '/api/v1/emailList/{id}/emails', handler: 'email-lists/emails', table: 'read', credential: 'any' },
+  { api: 'email', method: 'GET', path: '/api/v1/account', handler: 'account/email', table: 'read', credential: 'any', showsLimits: true },
   {
     api: 'email',
+    credential: 'any',
     method: 'POST',
     path: '/api/v1/emailList/{id}/emails',
     handler: 'email-lists/add',

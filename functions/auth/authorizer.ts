@@ -1,6 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { findPrincipal } from '#shared/data/tokens';
-import { bearerToken } from '#shared/http/authenticate';
+import { findCaller } from '#shared/data/tokens';
+import { authorizerContext, bearerToken } from '#shared/http/authenticate';
 import { usageKeyValue } from '#shared/rate-limits';
 import { instrumented } from '#shared/util/invocation';
 
@@ -13,19 +13,21 @@ import { instrumented } from '#shared/util/invocation';
  * Both answers cover the whole API, not the method asked about: API Gateway
  * caches the policy per token (AUTH_CACHE_SECONDS) and applies the cached one
  * to every route, so an Allow for one method would deny the token's next call
- * to any other. A token's rights do not depend on the route.
+ * to any other. Whether the route takes this kind of credential (a user token
+ * or a secret key, named in the context) is the handler's check: a 403 with
+ * a code saying which, where a Deny could only say 403 Forbidden.
  *
  * An Allow names the account's API key (`usageIdentifierKey`): the usage plan
  * holding that key throttles the account, across both APIs (docs/operations.md, Rate limits).
  */
 export const handler = instrumented(async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
   const token = bearerToken(event.authorizationToken);
-  const principal = token ? await findPrincipal(token) : undefined;
-  if (!principal) return policy('anonymous', 'Deny', wholeApi(event.methodArn));
+  const caller = token ? await findCaller(token) : undefined;
+  if (!caller) return policy('anonymous', 'Deny', wholeApi(event.methodArn));
   return {
-    ...policy(principal.contactId, 'Allow', wholeApi(event.methodArn)),
-    usageIdentifierKey: usageKeyValue(principal.accountId),
-    context: { accountId: principal.accountId, contactId: principal.contactId },
+    ...policy(caller.kind === 'user' ? caller.contactId : caller.keyId, 'Allow', wholeApi(event.methodArn)),
+    usageIdentifierKey: usageKeyValue(caller.accountId),
+    context: authorizerContext(caller),
   };
 });
 

@@ -6,8 +6,8 @@ import { emailListId } from '#shared/http/path-ids';
 
 export const handler = emailEndpoint(
   { path: emailListId, body: emailsBody, idempotent: true },
-  async ({ principal, id, body, idempotency }) => {
-    const { list, entries } = await addToList(principal, id, body.emails, idempotency);
+  async ({ caller, id, body, idempotency }) => {
+    const { list, entries } = await addToList(caller, id, body.emails, idempotency);
     return { body: { emailList: presentEmailList(list), emails: entries.map(presentEntry) } };
   },
 );

@@ -6,7 +6,7 @@ import { emailListId } from '#shared/http/path-ids';
 /** Purge inline for up to this long, then continue from the queue. */
 const INLINE_PURGE_MS = 5_000;
 
-export const handler = emailEndpoint({ path: emailListId }, async ({ principal, id }) => {
-  await deleteList(principal, id, Date.now() + INLINE_PURGE_MS);
+export const handler = emailEndpoint({ path: emailListId }, async ({ caller, id }) => {
+  await deleteList(caller, id, Date.now() + INLINE_PURGE_MS);
   return deleted(id);
 });

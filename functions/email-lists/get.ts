@@ -3,6 +3,6 @@ import { getList } from '#shared/email/lists';
 import { presentEmailList } from '#shared/email/present';
 import { emailListId } from '#shared/http/path-ids';
 
-export const handler = emailEndpoint({ path: emailListId }, async ({ principal, id }) => ({
-  body: presentEmailList(await getList(principal, id)),
+export const handler = emailEndpoint({ path: emailListId }, async ({ caller, id }) => ({
+  body: presentEmailList(await getList(caller, id)),
 }));

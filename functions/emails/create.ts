@@ -6,7 +6,7 @@ import { emailsBody } from '#shared/http/email-schemas';
 /** Inline validation stops here, leaving headroom under API Gateway's 29 s and the ~3 s budget docs/openapi.yaml states. */
 const INLINE_BUDGET_MS = 2_500;
 
-export const handler = emailEndpoint({ body: emailsBody, idempotent: true }, async ({ principal, body, idempotency }) => ({
+export const handler = emailEndpoint({ body: emailsBody, idempotent: true }, async ({ caller, body, idempotency }) => ({
   status: 201,
-  body: { emails: (await createEmails(principal, body.emails, Date.now() + INLINE_BUDGET_MS, idempotency)).map(presentEntry) },
+  body: { emails: (await createEmails(caller, body.emails, Date.now() + INLINE_BUDGET_MS, idempotency)).map(presentEntry) },
 }));

@@ -3,6 +3,7 @@ import { condition, update } from '#shared/db/expression';
 import { deleteItem, putItem, query, unlessConditionFails, updateItem } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { nowSeconds } from '#shared/util/ids';
+import { isLive } from '#shared/data/tokens';
 
 /**
  * API Gateway closes a WebSocket after 2 hours whatever happens; an item
@@ -62,7 +63,7 @@ export async function userConnections(owner: Owner): Promise<Connection[]> {
     .map((item) => ({ id: String(item.connection_id), tokenHash: String(item.token_hash ?? '') }));
 }
 
-/** Of these token hashes, those whose token is revoked or gone (one BatchGet per 100). */
+/** Of these token hashes, those whose token is revoked, expired or gone (one BatchGet per 100). */
 export async function revokedTokens(tokenHashes: string[]): Promise<Set<string>> {
   const unique = [...new Set(tokenHashes)];
   if (unique.length === 0) return new Set();
@@ -70,6 +71,6 @@ export async function revokedTokens(tokenHashes: string[]): Promise<Set<string>>
     unique.map((token_hash) => keys.token.key({ token_hash })),
     true,
   );
-  const live = new Set(found.filter((item) => item.revoked_at === undefined).map((item) => String(item.pk)));
+  const live = new Set(found.filter((item) => isLive(item)).map((item) => String(item.pk)));
   return new Set(unique.filter((hash) => !live.has(keys.token.key({ token_hash: hash }).pk)));
 }

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
 import { batchGet, namedParts, transactNamed, txDelete, txPut, txUpdate, type TransactItem, type TransactItems } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
-import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
+import { conditionHeld, getItem, query, unlessConditionFails, updateItem } from '#shared/db/items';
 import { keys, ownerValues, stateCode, type ConversationState, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { AGAIN, retryOnConflict } from '#shared/db/retry';
@@ -310,6 +310,12 @@ export async function removeConversation(owner: Owner, id: string, also: Transac
     ...namedParts('also', also),
   ]);
   return failed.length === 0 ? existing : undefined;
+}
+
+/** A batch of the user's conversation ids (a deleted contact's are removed a batch at a time). */
+export async function conversationIdsOf(owner: Owner, limit: number): Promise<string[]> {
+  const items = await query({ index: keys.conversations.index, partition: keys.conversations.partition(ownerValues(owner)) }, limit, 1);
+  return items.map((item) => String(item.gsi1sk));
 }
 
 /** Transaction part a message send uses: the conversation must exist, and becomes active. */

@@ -7,12 +7,27 @@ import { keys } from '#shared/db/keys';
 export type PurgeJob = (
   | { kind: 'purge-conversation'; accountId: string; contactId: string; conversationId: string }
   | { kind: 'purge-list'; accountId: string; listId: number }
+  /** A deleted contact's tokens, group memberships and own conversations. */
+  | { kind: 'purge-contact'; accountId: string; contactId: string }
+  /** A deleted group's members. */
+  | { kind: 'purge-group'; accountId: string; groupId: string }
 ) & {
   /** The chain of messages working on it: one at a time holds the purge's lease. */
   chain?: string;
 };
 
-const parentOf = (job: PurgeJob) => (job.kind === 'purge-conversation' ? `CONV#${job.conversationId}` : `LIST#${job.listId}`);
+function parentOf(job: PurgeJob): string {
+  switch (job.kind) {
+    case 'purge-conversation':
+      return `CONV#${job.conversationId}`;
+    case 'purge-list':
+      return `LIST#${job.listId}`;
+    case 'purge-contact':
+      return `CONTACT#${job.contactId}`;
+    case 'purge-group':
+      return `GROUP#${job.groupId}`;
+  }
+}
 const keyOf = (job: PurgeJob) => keys.purge.key({ acct: job.accountId, parent: parentOf(job) });
 
 /**

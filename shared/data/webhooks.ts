@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
-import { update } from '#shared/db/expression';
-import { conditionHeld, deleteItem, putNew, query, updateItem, type Item } from '#shared/db/items';
+import { attr, update } from '#shared/db/expression';
+import { conditionHeld, deleteItem, getItem, putNew, query, unlessConditionFails, updateItem, type Item } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import type { EventType } from '#shared/webhooks/event-types';
 import type { Sealed } from '#shared/webhooks/secrets';
@@ -68,7 +68,25 @@ export async function findWebhook(id: string): Promise<Webhook | undefined> {
   return entry ? toWebhook(entry) : undefined;
 }
 
+/** An account's endpoint by id: one consistent read of its own key. */
+export async function getWebhook(accountId: string, id: string): Promise<Webhook | undefined> {
+  const item = await getItem(webhookKey(accountId, id), true);
+  return item ? toWebhook(item) : undefined;
+}
+
 export const deleteWebhook = (w: Pick<Webhook, 'account_id' | 'id'>) => deleteItem(webhookKey(w.account_id, w.id));
+
+/** Changes an endpoint's URL and subscribed types (null: every type); undefined when it is gone. */
+export async function updateWebhook(
+  w: Pick<Webhook, 'account_id' | 'id'>,
+  changes: { url?: string; events?: EventType[] | null },
+): Promise<Webhook | undefined> {
+  const write = update().when`attribute_exists(pk)`;
+  if (changes.url !== undefined) write.set`${attr('url')} = ${changes.url}`;
+  if (changes.events !== undefined) write.set`events = ${changes.events}`;
+  const out = await unlessConditionFails(updateItem(webhookKey(w.account_id, w.id), write, 'ALL_NEW'));
+  return out ? toWebhook(out) : undefined;
+}
 
 /** The new secret signs from now on; the old one also signs until `until`. */
 export async function rotateSecret(w: Webhook, sealed: Sealed, until: number): Promise<boolean> {

@@ -36,18 +36,34 @@ export const outboxShard = (outboxId: string) => parseInt(outboxId.slice(0, 2), 
 
 export const keys = {
   account: tableKey('ACC#<acct>', 'ACCOUNT'),
+  /** A contact; a deleted one stays as a tombstone (`deleted_at`), so messages it sent still show it as it was. */
   contact: tableKey('ACC#<acct>', 'CONTACT#<ct>'),
+  /** gsi1: the account's live contacts, newest first (left out once deleted). */
+  contacts: indexKey('gsi1', 'ACC#<acct>#CONTACTS', '<ct>'),
+  /** Uniqueness guard: one live contact per username, compared ignoring case. */
+  username: tableKey('ACC#<acct>#USERNAME#<username>', 'USERNAME', { username: (u) => u.toLowerCase() }),
   group: tableKey('ACC#<acct>', 'GROUP#<grp>'),
+  /** gsi1: the account's groups, newest first. */
+  groups: indexKey('gsi1', 'ACC#<acct>#GROUPS', '<grp>'),
   /** gsi2: a group by its id alone, for the admin command line's member commands. */
   groupById: indexKey('gsi2', 'GROUPID#<grp>', 'GROUP'),
   /** A group's members, one item each, in their own partition (a send reads them in one Query). */
   groupMember: tableKey('ACC#<acct>#GROUP#<grp>', 'MEMBER#<ct>'),
-  /** Looked up by hash alone: the bearer token is the only thing a request brings. */
+  /** gsi1: the groups a contact is in, so deleting the contact leaves each of them. */
+  memberships: indexKey('gsi1', 'ACC#<acct>#CT#<ct>#GROUPS', '<grp>'),
+  /**
+   * A credential, looked up by hash alone (the bearer token is the only thing
+   * a request brings): a contact's user token or an account's secret key.
+   */
   token: tableKey('TOKEN#<token_hash>', 'TOKEN'),
-  /** gsi1: an account's tokens by id (creation order), for the admin list. */
-  accountTokens: indexKey('gsi1', 'ACC#<acct>#TOKENS', '<tkn>'),
-  /** gsi2: one token by its id, to revoke it. */
-  tokenById: indexKey('gsi2', 'TOKENID#<tkn>', 'TOKEN'),
+  /** gsi1: a contact's user tokens, newest first. */
+  contactTokens: indexKey('gsi1', 'ACC#<acct>#CT#<ct>#TOKENS', '<tok>'),
+  /** gsi2: one user token by its id, to revoke it. */
+  tokenById: indexKey('gsi2', 'TOKENID#<tok>', 'TOKEN'),
+  /** gsi1: an account's secret keys, newest first. */
+  secretKeys: indexKey('gsi1', 'ACC#<acct>#KEYS', '<key>'),
+  /** gsi2: one secret key by its id, to revoke it. */
+  secretKeyById: indexKey('gsi2', 'KEYID#<key>', 'KEY'),
 
   /** Conversations and the messages in them belong to one user: the token's contact. */
   conversation: tableKey('ACC#<acct>#USER#<user>#CONV#<conv>', 'CONV'),
@@ -89,7 +105,11 @@ export const keys = {
 
   idempotency: tableKey('ACC#<acct>#IDEM#<key_hash>', 'IDEM'),
 
-  /** A deletion whose children (messages, emails) are still being purged; `<parent>` is `CONV#<conv>` or `LIST#<list>`. */
+  /**
+   * A deletion whose children are still being purged; `<parent>` is
+   * `CONV#<conv>` or `LIST#<list>` (messages, emails), `CONTACT#<ct>` (its
+   * tokens, memberships and own conversations) or `GROUP#<grp>` (its members).
+   */
   purge: tableKey('ACC#<acct>#PURGE#<parent>', 'PURGE'),
   /** gsi2: unfinished purges, oldest first, so the sweeper finishes them. */
   pendingPurges: indexKey('gsi2', 'PURGE#PENDING', '<ms>'),

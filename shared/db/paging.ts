@@ -50,3 +50,24 @@ function queryPartition(q: IndexPageQuery, partition: string, wanted: number) {
     wanted,
   );
 }
+
+/**
+ * The same newest-first cursor paging over items of the table itself whose
+ * sort key is `prefix` then a time-sortable id (the cursor). BETWEEN bounds
+ * are inclusive, so the cursor's own item is read and dropped.
+ */
+export async function queryTablePage(q: CursorPageRequest & { partition: string; prefix: string }): Promise<Page<Record<string, unknown>>> {
+  const backwards = q.endingBefore !== undefined;
+  const cursor = q.endingBefore ?? q.startingAfter;
+  const sort: NonNullable<Parameters<typeof query>[0]['sort']> =
+    cursor === undefined
+      ? ['begins_with', q.prefix]
+      : backwards
+        ? ['between', `${q.prefix}${cursor}`, `${q.prefix}\uffff`]
+        : ['between', q.prefix, `${q.prefix}${cursor}`];
+  const read = await query({ partition: q.partition, sort, forward: backwards }, q.limit + 2);
+  const items = cursor === undefined ? read : read.filter((item) => item.sk !== `${q.prefix}${cursor}`);
+  const hasMore = items.length > q.limit;
+  const page = items.slice(0, q.limit);
+  return { items: backwards ? page.reverse() : page, hasMore };
+}

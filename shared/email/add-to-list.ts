@@ -1,5 +1,5 @@
 import type { Hold } from '#shared/data/idempotency';
-import type { Principal } from '#shared/data/tokens';
+import type { Tenant } from '#shared/data/tokens';
 import { getEmailList, toEmailList } from '#shared/data/email-lists';
 import { collectionKey, ListGoneError, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
@@ -14,7 +14,7 @@ import { countMetric } from '#shared/util/metrics';
  * place and counted as rejected; accepted ones are stored `pending` and
  * queued (or held, when the account's credits cannot cover them).
  */
-export async function addToList(who: Principal, id: number, entries: unknown[], idempotency?: Hold) {
+export async function addToList(who: Tenant, id: number, entries: unknown[], idempotency?: Hold) {
   const { accepted, errors } = await classifyEntries(entries, true);
   const gone = () => notFound('email list', String(id), 'id');
   let chunks;

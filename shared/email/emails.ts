@@ -1,5 +1,5 @@
 import type { Hold } from '#shared/data/idempotency';
-import type { Principal } from '#shared/data/tokens';
+import type { Tenant } from '#shared/data/tokens';
 import { collectionKey, finishEmail, storeEmails, type EmailRecord } from '#shared/data/emails';
 import { classifyEntries, mergeEntries } from '#shared/email/batch';
 import { validateEmail } from '#shared/email/validator/index';
@@ -12,7 +12,7 @@ import { countMetric } from '#shared/util/metrics';
  * POST /emails: stores the batch, validates inline until the deadline, and
  * hands whatever is unfinished to the worker through the queue.
  */
-export async function createEmails(who: Principal, entries: unknown[], deadline: number, idempotency?: Hold) {
+export async function createEmails(who: Tenant, entries: unknown[], deadline: number, idempotency?: Hold) {
   const { accepted, errors } = await classifyEntries(entries, false);
   const chunks = await storeEmails(
     who.accountId,

@@ -1,4 +1,4 @@
-import type { Principal } from '#shared/data/tokens';
+import type { Tenant } from '#shared/data/tokens';
 import { createEmailList, deleteEmailList, getEmailList, listEmailLists } from '#shared/data/email-lists';
 import { keys } from '#shared/db/keys';
 import { collectionKey, listEmailsPage } from '#shared/data/emails';
@@ -7,21 +7,21 @@ import { lastPageOf, pageOutOfRange } from '#shared/email/visible';
 import { purgeRecordPut } from '#shared/data/purges';
 import { startPurge } from '#shared/purge';
 
-export const createList = (who: Principal, input: { name: string; description?: string }) => createEmailList(who.accountId, input);
+export const createList = (who: Tenant, input: { name: string; description?: string }) => createEmailList(who.accountId, input);
 
-export async function getList(who: Principal, id: number) {
+export async function getList(who: Tenant, id: number) {
   const list = await getEmailList(who.accountId, id);
   if (!list) throw notFound('email list', String(id), 'id');
   return list;
 }
 
-export async function listLists(who: Principal, page: number) {
+export async function listLists(who: Tenant, page: number) {
   const result = await listEmailLists(who.accountId, page);
   if (!result) throw pageOutOfRange(page, await lastPageOf(keys.accountLists.key({ acct: who.accountId })));
   return result;
 }
 
-export async function listListEmails(who: Principal, id: number, page: number) {
+export async function listListEmails(who: Tenant, id: number, page: number) {
   const result = await listEmailsPage(who.accountId, { kind: 'list', listId: id }, page);
   if (result === 'missing') throw notFound('email list', String(id), 'id');
   if (!result) throw pageOutOfRange(page, await lastPageOf(collectionKey(who.accountId, { kind: 'list', listId: id })));
@@ -29,7 +29,7 @@ export async function listListEmails(who: Principal, id: number, page: number) {
 }
 
 /** Gone for readers at once; its emails are purged now and, if many, continued from the queue. */
-export async function deleteList(who: Principal, id: number, deadline: number) {
+export async function deleteList(who: Tenant, id: number, deadline: number) {
   const job = { kind: 'purge-list', accountId: who.accountId, listId: id } as const;
   if (!(await deleteEmailList(who.accountId, id, [purgeRecordPut(job)]))) throw notFound('email list', String(id), 'id');
   await startPurge(job, deadline);

@@ -1,4 +1,4 @@
-import type { Principal } from '#shared/data/tokens';
+import type { Tenant } from '#shared/data/tokens';
 import { getEmailList } from '#shared/data/email-lists';
 import { collectionKey, deleteEmail, getEmail, listEmailsPage, type EmailRecord } from '#shared/data/emails';
 import { readCollection, totalPages, type Key } from '#shared/data/collections';
@@ -10,7 +10,7 @@ import { invalid, notFound } from '#shared/errors';
  */
 
 /** An email of a deleted list is gone for readers at once, before the purge reaches it. */
-export async function visibleEmail(who: Principal, id: number): Promise<EmailRecord> {
+export async function visibleEmail(who: Tenant, id: number): Promise<EmailRecord> {
   const email = await getEmail(who.accountId, id);
   if (!email || (email.email_list_id !== null && !(await getEmailList(who.accountId, email.email_list_id)))) {
     throw notFound('email', String(id), 'id');
@@ -18,13 +18,13 @@ export async function visibleEmail(who: Principal, id: number): Promise<EmailRec
   return email;
 }
 
-export async function listStandaloneEmails(who: Principal, page: number) {
+export async function listStandaloneEmails(who: Tenant, page: number) {
   const result = await listEmailsPage(who.accountId, { kind: 'account' }, page);
   if (!result || result === 'missing') throw pageOutOfRange(page, await lastPageOf(collectionKey(who.accountId, { kind: 'account' })));
   return result;
 }
 
-export async function removeEmail(who: Principal, id: number): Promise<void> {
+export async function removeEmail(who: Tenant, id: number): Promise<void> {
   await visibleEmail(who, id);
   if (!(await deleteEmail(who.accountId, id))) throw notFound('email', String(id), 'id');
 }

@@ -20,7 +20,7 @@ export const isForm = (contentType: string | undefined) => /^\s*application\/x-w
  * limits keep a hostile body from building huge or deep objects.
  */
 export const parseForm = (text: string) => {
-  return qs.get()(text, { depth: 4, arrayLimit: 100, parameterLimit: 1000, allowPrototypes: false, charset: 'utf-8' });
+  return qs.get()(text, { depth: 4, arrayLimit: 1000, parameterLimit: 1100, allowPrototypes: false, charset: 'utf-8' });
 };
 
 export type MediaType = 'json' | 'form';

@@ -1,25 +1,33 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as v from 'valibot';
-import type { Principal } from '#shared/data/tokens';
+import type { Caller, Principal } from '#shared/data/tokens';
 import type { MediaType } from '#shared/http/body';
-import { notFound } from '#shared/errors';
 import { badRequest } from '#shared/http/errors';
 import type { PathId } from '#shared/http/path-ids';
 import type { Hold } from '#shared/data/idempotency';
 import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
-import { authenticate } from '#shared/http/authenticate';
+import { authenticate, type CredentialKind } from '#shared/http/authenticate';
 import { errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
 import type { Schema } from '#shared/http/validation';
 import { instrumented } from '#shared/util/invocation';
 
-export interface EndpointInput<B, Q, P = undefined> {
+type CallerOf<K extends CredentialKind> = K extends 'user'
+  ? Extract<Caller, { kind: 'user' }>
+  : K extends 'secret'
+    ? Extract<Caller, { kind: 'secret' }>
+    : Caller;
+
+export interface EndpointInput<B, Q, P = undefined, K extends CredentialKind = 'user'> {
   body: B;
   query: Q;
   /** The path's resource id, parsed (see `path` in the spec). */
   id: P;
-  principal: Principal;
+  /** Who called, with the credential kind the route takes. */
+  caller: CallerOf<K>;
+  /** The user, on routes that take a user token. */
+  principal: K extends 'user' ? Principal : undefined;
   /**
    * Present when the request carries an Idempotency-Key: this request's hold
    * on it. Every attempt of one request shares `generation` (ids derived
@@ -34,10 +42,12 @@ export interface Reply {
   body: unknown;
 }
 
-export interface EndpointSpec<B, Q, P = undefined> {
+export interface EndpointSpec<B, Q, P = undefined, K extends CredentialKind = 'user'> {
+  /** The credential the route takes (the route table says the same: a test holds the two equal). */
+  credential: K;
   body?: Schema<B>;
   query?: Schema<Q>;
-  /** The resource id in the path; a malformed one answers 404 before `run`. */
+  /** The resource id(s) in the path; a malformed one answers 404 before `run`. */
   path?: PathId<P>;
   /** Accepted body encodings (the messaging API takes both). */
   media?: readonly MediaType[];
@@ -47,16 +57,19 @@ export interface EndpointSpec<B, Q, P = undefined> {
    * with another's record.
    */
   idempotent?: boolean | 'per-user';
+  /**
+   * Fields of the answer that hold a credential shown only once (a token, a
+   * webhook secret): never written to the idempotency record, so a replay
+   * answers without them. Credentials are stored only as hashes (or sealed).
+   */
+  secretFields?: readonly string[];
 }
 
 const noParameters = v.strictObject({});
 
 function pathId<P>(path: PathId<P> | undefined, event: APIGatewayProxyEvent): P {
   if (!path) return undefined as P;
-  const raw = event.pathParameters?.[path.name] ?? '';
-  const id = path.parse(raw);
-  if (id === undefined) throw notFound(path.resource, raw, path.name);
-  return id;
+  return path.read(event.pathParameters ?? {});
 }
 
 /** The API's answer to every delete. */
@@ -67,15 +80,21 @@ export const deleted = (id: string | number): Reply => ({ body: { id, deleted: t
  * error envelope, authentication, parsing and validation), then runs the
  * domain call and shapes the JSON response.
  */
-export function endpoint<B = Record<string, never>, Q = Record<string, never>, P = undefined>(
-  spec: EndpointSpec<B, Q, P>,
-  run: (input: EndpointInput<B, Q, P>) => Promise<Reply>,
+export function endpoint<B = Record<string, never>, Q = Record<string, never>, P = undefined, K extends CredentialKind = 'user'>(
+  spec: EndpointSpec<B, Q, P, K>,
+  run: (input: EndpointInput<B, Q, P, K>) => Promise<Reply>,
 ) {
   const core = async (event: APIGatewayProxyEvent, context: AuthedContext) => {
     const body = context.input!.body as B;
     const query = context.input!.query as Q;
-    const principal = context.principal!;
-    const input = { body, query, id: pathId(spec.path, event), principal };
+    const caller = context.caller! as CallerOf<K>;
+    const principal = (caller.kind === 'user' ? { accountId: caller.accountId, contactId: caller.contactId } : undefined) as EndpointInput<
+      B,
+      Q,
+      P,
+      K
+    >['principal'];
+    const input: EndpointInput<B, Q, P, K> = { body, query, id: pathId(spec.path, event), caller, principal };
     const execute = async (idempotency?: Hold) => {
       const reply = await run(idempotency ? { ...input, idempotency } : input);
       return json(reply.status ?? 200, reply.body);
@@ -86,16 +105,17 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>, P
     if (key.length === 0 || key.length > 255) {
       throw badRequest('Idempotency-Key must be 1 to 255 characters', 'Idempotency-Key');
     }
-    const scoped = spec.idempotent === 'per-user' ? userScopedKey(principal, key) : key;
-    return withIdempotency(principal.accountId, scoped, JSON.stringify([event.httpMethod, event.path, body]), execute);
+    const scoped = spec.idempotent === 'per-user' && principal ? userScopedKey(principal, key) : key;
+    return withIdempotency(caller.accountId, scoped, JSON.stringify([event.httpMethod, event.path, body]), execute, spec.secretFields);
   };
 
-  return instrumented(
+  const handler = instrumented(
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       .use(requestContext())
       .use(errorEnvelope())
-      .use(authenticate())
+      .use(authenticate(spec.credential))
       .use(parseInput({ body: spec.body ?? noParameters, query: spec.query ?? noParameters, media: spec.media ?? ['json'] }))
       .handler((event, context) => core(event, context as AuthedContext)),
   );
+  return Object.assign(handler, { credential: spec.credential });
 }

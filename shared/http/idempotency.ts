@@ -29,6 +29,8 @@ export async function withIdempotency(
   key: string,
   fingerprint: string,
   execute: (hold: Hold) => Promise<APIGatewayProxyResult>,
+  /** Top-level fields of the answer never stored (a credential shown once): a replay answers without them. */
+  secretFields: readonly string[] = [],
 ): Promise<APIGatewayProxyResult> {
   const claim = await claimIdempotencyKey(accountId, key, fingerprint);
   if (claim.kind === 'mismatch') {
@@ -57,9 +59,17 @@ export async function withIdempotency(
   }
   // The work is done: its answer goes to the client even when it cannot be recorded (a retry then continues the request).
   // Unrecorded, it is marked interrupted if that still can be: a retry then continues the request and answers the same.
-  if (!(await completeIdempotencyKey(hold, { statusCode: response.statusCode, body: response.body }))) {
+  if (!(await completeIdempotencyKey(hold, { statusCode: response.statusCode, body: withoutFields(response.body, secretFields) }))) {
     const freed = await interruptIdempotencyKey(hold);
     logger.warn('could not record the answer of an idempotent request', { key_released_for_retry: freed });
   }
   return response;
+}
+
+/** The JSON body without these top-level fields (unchanged when there are none to drop). */
+function withoutFields(body: string, fields: readonly string[]): string {
+  if (fields.length === 0) return body;
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  for (const field of fields) delete parsed[field];
+  return JSON.stringify(parsed);
 }

@@ -6,7 +6,7 @@ import { nested } from '#shared/util/object-schema';
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops those a handler never uses (docs/performance.md).
 
-const httpsUrl = /* @__PURE__ */ (() =>
+export const httpsUrl = /* @__PURE__ */ (() =>
   v.pipe(
     v.string(),
     v.maxLength(2048, 'is too long'),

@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { Principal } from '#shared/data/tokens';
+import type { Caller } from '#shared/data/tokens';
 import { corsHeaders } from '#shared/http/cors';
 import { isForm, loadFormParser, parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
 import { validate, type Schema } from '#shared/http/validation';
@@ -9,10 +9,9 @@ import { errorResponse } from '#shared/http/response';
 import { describeError, logger } from '#shared/util/logger';
 
 /** The invocation context, carrying who called (authenticate) and the validated input (parseInput). */
-export type AuthedContext = Context & { principal?: Principal; input?: { body: unknown; query: unknown } };
+export type AuthedContext = Context & { caller?: Caller; input?: { body: unknown; query: unknown } };
 export type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 
-/** Lower-cased header lookup: API Gateway REST passes names as the client sent them. */
 /** A request header by name, whatever its case (API Gateway passes them as the client sent them). */
 export const header = (event: { headers?: Record<string, string | undefined> | null }, name: string): string | undefined => {
   const wanted = name.toLowerCase();

@@ -1,22 +1,46 @@
+import { notFound } from '#shared/errors';
 import { looksLikeId, type IdPrefix } from '#shared/util/ids';
 
 /**
- * A resource id taken from the request path: the route's parameter name, the
- * resource it names (for the 404), and its parser. A path whose id cannot be
- * one answers 404 before the domain runs, exactly as an unknown id does.
+ * The resource ids of a request path, parsed. A path whose id cannot be one
+ * answers 404 before the domain runs, exactly as an unknown id does.
  */
 export interface PathId<T> {
-  name: string;
-  resource: string;
-  parse: (raw: string) => T | undefined;
+  read: (params: Record<string, string | undefined>) => T;
 }
+
+/** One path parameter: its name, the resource it names (for the 404) and its parser. */
+function segment<T>(name: string, resource: string, parse: (raw: string) => T | undefined): PathId<T> {
+  return {
+    read: (params) => {
+      const raw = params[name] ?? '';
+      const id = parse(raw);
+      if (id === undefined) throw notFound(resource, raw, name);
+      return id;
+    },
+  };
+}
+
+/** Two ids of one path (`/v1/groups/{id}/members/{contact_id}`), read in order: the parent's 404 comes first. */
+export const pathPair = <A, B>(first: PathId<A>, second: PathId<B>): PathId<[A, B]> => ({
+  read: (params) => [first.read(params), second.read(params)],
+});
 
 /** Numeric ids of the email API: 1 to 16 digits, no leading zero, a safe integer. */
 const numeric = (raw: string) => (/^[1-9]\d{0,15}$/.test(raw) && Number.isSafeInteger(Number(raw)) ? Number(raw) : undefined);
 
-const prefixed = (prefix: IdPrefix) => (raw: string) => (looksLikeId(prefix, raw) ? raw : undefined);
+const prefixed =
+  (...prefixes: IdPrefix[]) =>
+  (raw: string) =>
+    prefixes.some((prefix) => looksLikeId(prefix, raw)) ? raw : undefined;
 
-export const emailId: PathId<number> = { name: 'id', resource: 'email', parse: numeric };
-export const emailListId: PathId<number> = { name: 'id', resource: 'email list', parse: numeric };
-export const conversationId: PathId<string> = { name: 'id', resource: 'conversation', parse: prefixed('conv') };
-export const messageId: PathId<string> = { name: 'id', resource: 'message', parse: prefixed('msg') };
+export const emailId = segment('id', 'email', numeric);
+export const emailListId = segment('id', 'email list', numeric);
+export const conversationId = segment('id', 'conversation', prefixed('conv'));
+export const messageId = segment('id', 'message', prefixed('msg'));
+export const contactId = segment('id', 'contact', prefixed('ct'));
+export const groupId = segment('id', 'group', prefixed('grp'));
+export const webhookEndpointId = segment('id', 'webhook endpoint', prefixed('whk'));
+/** Tokens issued before 0.4 have `tkn_` ids. */
+export const tokenId = segment('token_id', 'token', prefixed('tok', 'tkn'));
+export const memberId = segment('contact_id', 'member', prefixed('ct'));

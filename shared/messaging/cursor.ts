@@ -31,3 +31,20 @@ export async function cursorPage(query: CursorQuery, isInList?: (id: string) => 
     ...(query.ending_before !== undefined ? { endingBefore: query.ending_before } : {}),
   };
 }
+
+/** A newest-first cursor page over a short list held whole (a webhook endpoint list: one Query). */
+export function pageOf<T extends { id: string }>(newestFirst: T[], query: CursorQuery): { items: T[]; hasMore: boolean } {
+  if (query.starting_after !== undefined && query.ending_before !== undefined) {
+    throw invalid('Use either starting_after or ending_before, not both', 'ending_before');
+  }
+  const cursor = query.starting_after ?? query.ending_before;
+  const at = cursor === undefined ? -1 : newestFirst.findIndex((item) => item.id === cursor);
+  if (cursor !== undefined && at < 0) throw invalidCursor(query);
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  if (query.ending_before !== undefined) {
+    const before = newestFirst.slice(0, at);
+    return { items: before.slice(-limit), hasMore: before.length > limit };
+  }
+  const after = newestFirst.slice(at + 1);
+  return { items: after.slice(0, limit), hasMore: after.length > limit };
+}

@@ -1,7 +1,14 @@
 import { transactNamed, type NamedItems } from '#shared/db/batch';
 import { AGAIN, retryOnConflict } from '#shared/db/retry';
 import { touchContactUpdate } from '#shared/data/contacts';
-import { clearPinnedMessage, findConversation, otherInThread, threadOf, touchConversationUpdate } from '#shared/data/conversations';
+import {
+  clearPinnedMessage,
+  findConversation,
+  otherInThread,
+  threadOf,
+  touchConversationUpdate,
+  type Conversation,
+} from '#shared/data/conversations';
 import { fanoutPut, getFanout, retractionStart } from '#shared/data/fanouts';
 import { groupMembers } from '#shared/data/group-members';
 import * as messages from '#shared/data/messages';
@@ -79,16 +86,18 @@ export async function sendMessage(
   const failed =
     view.contact_id !== null
       ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId } }, own)
-      : await sendToGroup(who, view.group_id!, message, own);
+      : await sendToGroup(who, view, message, own);
   if (failed.includes('conversation')) throw notFound('conversation', input.conversation_id, 'conversation_id');
   if (failed.length > 0) throw new Error(`storing a message failed on ${failed.join(', ')}`);
   countMetric('messagesSent');
   return { ...message, conversation_id: view.id, reactions: [], read_at: null, updated_at: null };
 }
 
-async function sendToGroup(who: Principal, groupId: string, message: NewMessage, own: NamedItems): Promise<string[]> {
+async function sendToGroup(who: Principal, view: Conversation, message: NewMessage, own: NamedItems): Promise<string[]> {
+  const groupId = view.group_id!;
   const members = await groupMembers(who.accountId, groupId);
-  if (!members.includes(who.contactId)) throw forbidden('Only a member of the group can send to its conversation', 'conversation_id');
+  // A removed member (or one of a deleted group) keeps its view but meets the thread as one it never had.
+  if (!members.includes(who.contactId)) throw notFound('conversation', view.id, 'conversation_id');
   const recipients = members.filter((c) => c !== who.contactId);
   const fanout: NamedItems =
     recipients.length === 0

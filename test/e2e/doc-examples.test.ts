@@ -66,6 +66,7 @@ describe('documentation examples', { timeout: 120_000 }, () => {
       DEMO_CONTACT_ID: tenant.contactIds.bob,
       DEMO_GROUP_ID: tenant.groupId,
       DEMO_ACCOUNT_ID: tenant.accountId,
+      DEMO_SECRET_KEY: tenant.secretKey,
     };
   }
   afterAll(async () => {

@@ -241,6 +241,12 @@ describe('npm start and the admin command line', () => {
     expect(created.body.id).toEqual(expect.any(String));
     conversationId = created.body.id;
 
+    // The printed secret key is the app backend's: the platform endpoints take it, a user's do not.
+    const contacts = await call(base!, 'GET', '/v1/contacts', first.vars.DEMO_SECRET_KEY!);
+    expect(contacts.body.data.map((c: { username: string }) => c.username).sort()).toEqual(['alice', 'bob', 'carol']);
+    expect((await call(base!, 'GET', '/v1/conversations', first.vars.DEMO_SECRET_KEY!)).status).toBe(403);
+    expect(readFileSync(join(localDir, 'env'), 'utf8')).toContain(`export DEMO_SECRET_KEY=${first.vars.DEMO_SECRET_KEY}`);
+
     // bob (the second demo token) is connected to the printed realtime URL, as a browser would (subprotocols).
     expect(first.vars.REALTIME_URL).toBe(`ws://127.0.0.1:${first.ports.REALTIME_PORT}`);
     const socket = new WebSocket(first.vars.REALTIME_URL!, ['bearer', first.vars.DEMO_TOKEN_2!]);
@@ -297,12 +303,17 @@ describe('npm start and the admin command line', () => {
     expect(contact.code).toBe(0);
     const contactId: string = contact.json.contact_id;
 
-    const [group, token, usage, unknownAccount] = await Promise.all([
+    const [group, token, usage, unknownAccount, badPhone, taken] = await Promise.all([
       admin('group', 'create', '--account', accountId, '--name', 'ops-team'),
       admin('token', 'create', '--account', accountId, '--contact', contactId),
       admin('account', 'create', '--name', 'Acme', '--credits', 'lots'),
       admin('contact', 'create', '--account', 'acct_01J00000000000000000000000', '--username', 'ghost'),
+      admin('contact', 'create', '--account', accountId, '--username', 'ops2', '--phone', '555'),
+      admin('contact', 'create', '--account', accountId, '--username', 'OPS'),
     ]);
+    // The endpoint's checks, the flag named; a username taken in another case
+    expect(badPhone).toMatchObject({ code: 2, json: { error: { message: expect.stringMatching(/^--phone: .*E\.164/) } } });
+    expect(taken).toMatchObject({ code: 1, json: { error: { message: expect.stringMatching(/already exists/) } } });
     expect(group.code).toBe(0);
     expect(group.json.group_id).toMatch(/^grp_/);
     expect(token.code).toBe(0);
@@ -355,16 +366,16 @@ describe('npm start and the admin command line', () => {
     expect(back).toMatchObject({ code: 0, json: { own_limits: null } });
 
     // Listed by id, contact and time, never the token itself; revoked by id.
-    const listed = await admin('token', 'list', '--account', accountId);
+    const listed = await admin('token', 'list', '--account', accountId, '--contact', contactId);
     expect(listed.code).toBe(0);
     expect(listed.json.tokens).toEqual([
-      { id: token.json.token_id, contact_id: contactId, created_at: expect.any(Number), revoked_at: null },
+      { id: token.json.token_id, contact_id: contactId, created_at: expect.any(Number), expires_at: null, revoked_at: null },
     ]);
     expect(JSON.stringify(listed.json)).not.toContain(token.json.token);
     const revoked = await admin('token', 'revoke', '--id', token.json.token_id);
     expect(revoked).toMatchObject({ code: 0, json: { revoked: true, token_id: token.json.token_id } });
     const [again, unknownId] = await Promise.all([
-      admin('token', 'list', '--account', accountId),
+      admin('token', 'list', '--account', accountId, '--contact', contactId),
       admin('token', 'revoke', '--id', 'tkn_01J00000000000000000000000'),
     ]);
     expect(again.json.tokens[0].revoked_at).toEqual(expect.any(Number));
@@ -372,6 +383,17 @@ describe('npm start and the admin command line', () => {
     const denied = await call(base, 'GET', '/v1/conversations', token.json.token);
     expect(denied.status).toBe(401);
     expect(denied.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+
+    // The bootstrap of a deployment: a secret key from the command line, then the platform endpoints over HTTP.
+    const key = await admin('key', 'create', '--account', accountId);
+    expect(key).toMatchObject({ code: 0, json: { key_id: expect.stringMatching(/^key_/), secret_key: expect.stringMatching(/^sk_/) } });
+    const viaHttp = await call(base, 'POST', '/v1/contacts', key.json.secret_key, { username: 'from-backend' });
+    expect(viaHttp.status).toBe(201);
+    const keys = await admin('key', 'list', '--account', accountId);
+    expect(keys.json.keys).toEqual([expect.objectContaining({ key_id: key.json.key_id, revoked_at: null })]);
+    expect(JSON.stringify(keys.json)).not.toContain(key.json.secret_key);
+    expect(await admin('key', 'revoke', '--id', key.json.key_id)).toMatchObject({ code: 0, json: { revoked: true } });
+    expect((await call(base, 'GET', '/v1/contacts', key.json.secret_key)).status).toBe(401);
   });
 
   it.each([

@@ -39,6 +39,45 @@ const BUDGETS: Record<string, Budget> = {
     'DynamoDB.TransactWriteItems': 1,
     'DynamoDB.UpdateItem': 2,
   },
+  'POST /v1/contacts': { 'DynamoDB.GetItem': 1, 'DynamoDB.TransactWriteItems': 1 },
+  'GET /v1/contacts': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1 },
+  'GET /v1/contacts/{id}': { 'DynamoDB.GetItem': 2 },
+  'PUT /v1/contacts/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
+  // The inline part of the purge: the contact's tokens, its group, then its (empty) list of conversations.
+  'DELETE /v1/contacts/{id}': {
+    'DynamoDB.GetItem': 3,
+    'DynamoDB.TransactWriteItems': 2,
+    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.Query': 6,
+    'DynamoDB.BatchWriteItem': 2,
+  },
+  'POST /v1/contacts/{id}/tokens': { 'DynamoDB.GetItem': 2, 'DynamoDB.PutItem': 1 },
+  'GET /v1/contacts/{id}/tokens': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
+  'DELETE /v1/contacts/{id}/tokens/{token_id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1, 'DynamoDB.UpdateItem': 1 },
+  // Members are checked in one batch read and written in batch writes (25 a call), the group item last.
+  'POST /v1/groups': { 'DynamoDB.GetItem': 1, 'DynamoDB.BatchGetItem': 1, 'DynamoDB.BatchWriteItem': 1, 'DynamoDB.PutItem': 1 },
+  'GET /v1/groups': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1 },
+  'GET /v1/groups/{id}': { 'DynamoDB.GetItem': 2 },
+  'PUT /v1/groups/{id}': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 1 },
+  'DELETE /v1/groups/{id}': {
+    'DynamoDB.GetItem': 2,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.Query': 2,
+    'DynamoDB.BatchWriteItem': 1,
+  },
+  // One write per membership change, whatever the group's size.
+  'POST /v1/groups/{id}/members': { 'DynamoDB.GetItem': 3, 'DynamoDB.TransactWriteItems': 1 },
+  'GET /v1/groups/{id}/members': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1, 'DynamoDB.BatchGetItem': 1 },
+  'DELETE /v1/groups/{id}/members/{contact_id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
+  'POST /v1/webhook_endpoints': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1, 'DynamoDB.PutItem': 1 },
+  'GET /v1/webhook_endpoints': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1 },
+  'GET /v1/webhook_endpoints/{id}': { 'DynamoDB.GetItem': 2 },
+  'PUT /v1/webhook_endpoints/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 1 },
+  'DELETE /v1/webhook_endpoints/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.DeleteItem': 1 },
+  'POST /v1/webhook_endpoints/{id}/rotate_secret': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 1 },
+  'GET /v1/account': { 'DynamoDB.GetItem': 2 },
+  'GET /api/v1/account': { 'DynamoDB.GetItem': 2 },
   'POST /api/v1/emails': {
     'DynamoDB.GetItem': 2,
     'DynamoDB.UpdateItem': 6,
@@ -100,6 +139,7 @@ describe('round trips per request (in-process, so every call is seen)', () => {
   beforeAll(async () => {
     // No workers: their calls would be counted as the request's.
     env = await emailEnv(undefined, { workers: false });
+    process.env.ALLOW_PRIVATE_WEBHOOKS = 'true';
     messaging = await apiClient('messaging', 'handler');
     email = await apiClient('email', 'handler');
     t = await aTenant();
@@ -169,6 +209,58 @@ describe('round trips per request (in-process, so every call is seen)', () => {
     await withinBudget('GET /api/v1/emailList/{id}', () => email.call('GET', `/api/v1/emailList/${listId}`, as));
     await withinBudget('GET /api/v1/emailList/{id}/emails', () => email.call('GET', `/api/v1/emailList/${listId}/emails`, as));
     await withinBudget('DELETE /api/v1/emailList/{id}', () => email.call('DELETE', `/api/v1/emailList/${listId}`, as));
+  });
+
+  it('holds the platform routes to their budgets', async () => {
+    const as = { token: t.secretKey };
+    const contact = await withinBudget('POST /v1/contacts', () =>
+      messaging.call('POST', '/v1/contacts', { ...as, form: { username: 'budget' } }),
+    );
+    const ct = contact.body.id as string;
+    await withinBudget('GET /v1/contacts', () => messaging.call('GET', '/v1/contacts', as));
+    await withinBudget('GET /v1/contacts/{id}', () => messaging.call('GET', `/v1/contacts/${ct}`, as));
+    await withinBudget('PUT /v1/contacts/{id}', () =>
+      messaging.call('PUT', `/v1/contacts/${ct}`, { ...as, form: { username: 'budget2' } }),
+    );
+    const token = await withinBudget('POST /v1/contacts/{id}/tokens', () => messaging.call('POST', `/v1/contacts/${ct}/tokens`, as));
+    await withinBudget('GET /v1/contacts/{id}/tokens', () => messaging.call('GET', `/v1/contacts/${ct}/tokens`, as));
+    await withinBudget('DELETE /v1/contacts/{id}/tokens/{token_id}', () =>
+      messaging.call('DELETE', `/v1/contacts/${ct}/tokens/${token.body.id}`, as),
+    );
+    const group = await withinBudget('POST /v1/groups', () =>
+      messaging.call('POST', '/v1/groups', { ...as, json: { name: 'budget', members: [t.userContactId, t.contactIds.bob] } }),
+    );
+    const grp = group.body.id as string;
+    await withinBudget('GET /v1/groups', () => messaging.call('GET', '/v1/groups', as));
+    await withinBudget('GET /v1/groups/{id}', () => messaging.call('GET', `/v1/groups/${grp}`, as));
+    await withinBudget('PUT /v1/groups/{id}', () => messaging.call('PUT', `/v1/groups/${grp}`, { ...as, form: { name: 'renamed' } }));
+    await withinBudget('POST /v1/groups/{id}/members', () =>
+      messaging.call('POST', `/v1/groups/${grp}/members`, { ...as, form: { contact_id: ct } }),
+    );
+    await withinBudget('GET /v1/groups/{id}/members', () => messaging.call('GET', `/v1/groups/${grp}/members`, as));
+    await withinBudget('DELETE /v1/groups/{id}/members/{contact_id}', () =>
+      messaging.call('DELETE', `/v1/groups/${grp}/members/${ct}`, as),
+    );
+    await withinBudget('DELETE /v1/groups/{id}', () => messaging.call('DELETE', `/v1/groups/${grp}`, as));
+    // A contact with a token, a group and a conversation: what its delete removes
+    await messaging.call('POST', `/v1/contacts/${ct}/tokens`, as);
+    await messaging.call('POST', '/v1/groups', { ...as, json: { name: 'with', members: [ct] } });
+    await withinBudget('DELETE /v1/contacts/{id}', () => messaging.call('DELETE', `/v1/contacts/${ct}`, as));
+    const hook = await withinBudget('POST /v1/webhook_endpoints', () =>
+      messaging.call('POST', '/v1/webhook_endpoints', { ...as, form: { url: 'http://127.0.0.1:9/budget' } }),
+    );
+    const whk = hook.body.id as string;
+    await withinBudget('GET /v1/webhook_endpoints', () => messaging.call('GET', '/v1/webhook_endpoints', as));
+    await withinBudget('GET /v1/webhook_endpoints/{id}', () => messaging.call('GET', `/v1/webhook_endpoints/${whk}`, as));
+    await withinBudget('PUT /v1/webhook_endpoints/{id}', () =>
+      messaging.call('PUT', `/v1/webhook_endpoints/${whk}`, { ...as, json: { enabled_events: ['message.created'] } }),
+    );
+    await withinBudget('POST /v1/webhook_endpoints/{id}/rotate_secret', () =>
+      messaging.call('POST', `/v1/webhook_endpoints/${whk}/rotate_secret`, as),
+    );
+    await withinBudget('DELETE /v1/webhook_endpoints/{id}', () => messaging.call('DELETE', `/v1/webhook_endpoints/${whk}`, as));
+    await withinBudget('GET /v1/account', () => messaging.call('GET', '/v1/account', as));
+    await withinBudget('GET /api/v1/account', () => email.call('GET', '/api/v1/account', as));
   });
 
   it('refuses a malformed token without a single call (API Gateway validates the header before any authorizer)', async () => {

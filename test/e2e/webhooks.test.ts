@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '#shared/data/accounts';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
-import { createWebhook } from '#shared/webhooks/manage';
+import { createWebhook } from '#shared/webhooks/subscribe';
 import { checkWebhookUrl } from '#shared/webhooks/url-guard';
 import { invoke } from '../../scripts/local/lambda.ts';
 import { startStreams } from '../../scripts/local/runtime.ts';
@@ -105,6 +105,37 @@ async function subscribe(t: Tenant, path: string, events?: string) {
 const verify = (secret: string, r: Received) => new StandardWebhook(secret).verify(r.body, r.headers);
 
 describe('webhooks', () => {
+  it('delivers to an endpoint the app created over HTTP with its secret key, signed with the secret it was given', async () => {
+    // Given an endpoint created through the platform endpoint, for one event type
+    const t = await aTenant();
+    const created = await messaging.call('POST', '/v1/webhook_endpoints', {
+      token: t.secretKey,
+      json: { url: `${base}/platform`, enabled_events: ['message.created'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      id: expect.stringMatching(/^whk_/),
+      enabled_events: ['message.created'],
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    const shown = await messaging.call('GET', `/v1/webhook_endpoints/${created.body.id}`, { token: t.secretKey });
+    expect(shown.body.secret).toBeUndefined();
+    // When alice sends a message
+    const conv = (await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body;
+    const sent = (await messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conv.id, message: 'hook' } }))
+      .body;
+    // Then the event arrives, verified by the Standard Webhooks library with the secret from the create's answer
+    const [delivery] = await arrived('/platform', 'message.created');
+    expect(verify(created.body.secret, delivery!)).toMatchObject({ type: 'message.created', data: { object: { id: sent.id } } });
+    // And a rotated secret verifies the next one
+    const rotated = await messaging.call('POST', `/v1/webhook_endpoints/${created.body.id}/rotate_secret`, { token: t.secretKey });
+    expect(rotated.body.secret).not.toBe(created.body.secret);
+    await messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conv.id, message: 'again' } });
+    const both = await arrived('/platform', 'message.created', 2);
+    expect(verify(rotated.body.secret, both[1]!)).toMatchObject({ type: 'message.created' });
+    expect(ofType('/platform', 'conversation.created')).toEqual([]);
+  });
+
   it('sends every messaging event type, signed, with the user whose view it is', async () => {
     // Given alice and bob of one account, and an endpoint subscribed to everything
     const t = await aTenant();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import { createListBody, emailsBody, pageQuery } from '#shared/http/email-schemas';
 import {
   createConversationBody,
@@ -9,6 +9,17 @@ import {
   updateConversationBody,
   updateMessageBody,
 } from '#shared/http/messaging-schemas';
+import {
+  addMemberBody,
+  createContactBody,
+  createGroupBody,
+  createTokenBody,
+  createWebhookBody,
+  listQuery,
+  updateContactBody,
+  updateGroupBody,
+  updateWebhookBody,
+} from '#shared/http/platform-schemas';
 import { routes, type ApiName } from '#shared/routes';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
@@ -92,6 +103,69 @@ const table: Row[] = [
     schema: updateMessageBody,
     wrong: { message: notString, reactions: [5, true, 'x'], attachments: ['x', 5, { a: 1 }], read: notBoolean },
   },
+  ...['/v1/contacts', `/v1/contacts/${id}/tokens`, '/v1/groups', `/v1/groups/${id}/members`, '/v1/webhook_endpoints'].map((path): Row => ({
+    method: 'GET',
+    path,
+    where: 'query',
+    schema: listQuery,
+    wrong: { limit: ['ten', '0', '101'], starting_after: [''], ending_before: [''] },
+  })),
+  {
+    method: 'POST',
+    path: '/v1/contacts',
+    where: 'json',
+    schema: createContactBody,
+    base: { username: 'zed' },
+    wrong: { username: notString, phone_number: [...notString, '5550100', '+0123'], avatar_url: [...notString, 'http://a.example/x.png'] },
+  },
+  {
+    method: 'PUT',
+    path: `/v1/contacts/${id}`,
+    where: 'json',
+    schema: updateContactBody,
+    wrong: { username: [...notString, ''], phone_number: notString, avatar_url: notString },
+  },
+  {
+    method: 'POST',
+    path: `/v1/contacts/${id}/tokens`,
+    where: 'json',
+    schema: createTokenBody,
+    wrong: { expires_in: [...notInteger, 59, 31_536_001] },
+  },
+  {
+    method: 'POST',
+    path: '/v1/groups',
+    where: 'json',
+    schema: createGroupBody,
+    base: { name: 'team' },
+    wrong: { name: notString, members: ['x', 5, true, { a: 1 }, [5]] },
+  },
+  { method: 'PUT', path: `/v1/groups/${id}`, where: 'json', schema: updateGroupBody, wrong: { name: [...notString, ''] } },
+  {
+    method: 'POST',
+    path: `/v1/groups/${id}/members`,
+    where: 'json',
+    schema: addMemberBody,
+    base: { contact_id: id },
+    wrong: { contact_id: notString },
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhook_endpoints',
+    where: 'json',
+    schema: createWebhookBody,
+    base: { url: 'https://hooks.example/x' },
+    wrong: { url: notString, enabled_events: ['message.created', 5, true, { a: 1 }, [5], []] },
+  },
+  {
+    method: 'PUT',
+    path: `/v1/webhook_endpoints/${id}`,
+    where: 'json',
+    schema: updateWebhookBody,
+    wrong: { url: notString, enabled_events: ['x', [5]] },
+  },
+  // Takes no parameters: any is unknown.
+  { method: 'POST', path: `/v1/webhook_endpoints/${id}/rotate_secret`, where: 'json', schema: v.strictObject({}), wrong: {} },
   {
     method: 'POST',
     path: '/api/v1/emails',
@@ -122,6 +196,9 @@ const table: Row[] = [
 const apiOf = (path: string): ApiName => (path.startsWith('/api/') ? 'email' : 'messaging');
 const concrete = (path: string) => path.replace('{id}', /^\/api\//.test(path) ? '1' : id);
 const rowOf = (method: string, path: string) => table.find((r) => r.method === method && r.path === concrete(path));
+/** The credential the row's route takes: the secret key on the platform endpoints, else the user's token. */
+const tokenFor = (row: Row, t: Tenant) =>
+  routes.find((r) => r.method === row.method && concrete(r.path) === row.path)?.credential === 'secret' ? t.secretKey : t.token;
 
 describe('the wrong-type table', () => {
   it('covers every parameter of every endpoint that takes any', () => {
@@ -153,7 +230,7 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
 
   const send = (row: Row, params: Record<string, unknown>) =>
     clients[apiOf(row.path)]!.call(row.method, row.path, {
-      token: t.token,
+      token: tokenFor(row, t),
       ...(row.where === 'json' ? { json: { ...row.base, ...params } } : { query: params as Record<string, string> }),
     });
 
@@ -178,7 +255,7 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
   it.each(table.filter((r) => r.base).map((r) => [`${r.method} ${r.path}`, r] as const))('%s: missing only when absent', async (_, row) => {
     for (const name of Object.keys(row.base!)) {
       const { [name]: _gone, ...rest } = row.base!;
-      const res = await clients[apiOf(row.path)]!.call(row.method, row.path, { token: t.token, json: rest });
+      const res = await clients[apiOf(row.path)]!.call(row.method, row.path, { token: tokenFor(row, t), json: rest });
       expect(res.body.error).toMatchObject({ code: 'parameter_missing', param: name, message: `Missing required parameter: ${name}` });
     }
   });
@@ -188,17 +265,17 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
     const api = clients[apiOf(row.path)]!;
     for (const name of prototypeNames) {
       const bracketed = `${name}[x]`;
-      const asQuery = await api.call(row.method, row.path, { token: t.token, query: { [bracketed]: '1' } });
+      const asQuery = await api.call(row.method, row.path, { token: tokenFor(row, t), query: { [bracketed]: '1' } });
       expect(asQuery.body.error, asQuery.text).toMatchObject({ code: 'parameter_unknown', param: bracketed });
       if (row.where !== 'json') continue;
       const json = await api.call(row.method, row.path, {
-        token: t.token,
+        token: tokenFor(row, t),
         raw: { body: `{"${name}":{"x":1}}`, contentType: 'application/json' },
       });
       expect(json.body.error, json.text).toMatchObject({ code: 'parameter_unknown', param: name });
       if (apiOf(row.path) !== 'messaging') continue;
       const form = await api.call(row.method, row.path, {
-        token: t.token,
+        token: tokenFor(row, t),
         form: { [bracketed]: '1', ...(row.base as Record<string, string>) },
       });
       expect(form.body.error, form.text).toMatchObject({ code: 'parameter_unknown', param: bracketed });

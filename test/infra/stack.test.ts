@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { AUTHORIZATION_PATTERN, generateToken } from '../../shared/data/tokens.ts';
+import { AUTHORIZATION_PATTERN, generateSecretKey, generateToken } from '../../shared/data/tokens.ts';
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
 import { authorizer, realtime, routes, schedules, streams, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
@@ -333,6 +333,38 @@ describe('REST APIs', () => {
     expect(all.filter((m) => m.httpMethod !== 'ANY')).toHaveLength(routes.length);
   });
 
+  it('names in each route function the credential its route takes, and builds the platform routes', () => {
+    const description = (fn: IFunction) => resources('AWS::Lambda::Function')[logicalId(fn)]!.Properties.Description;
+    const named = { user: '(user token)', secret: '(secret key)', any: '(user token or secret key)' };
+    for (const route of routes) {
+      const fn = apiOf(route.api).routeFunctions.get(route)!;
+      expect(description(fn)).toBe(`${route.method} ${route.path} ${named[route.credential]}`);
+    }
+    // The platform endpoints of the contract, each with the secret key (a user may read a contact)
+    const platform = routes.filter((r) => /^\/v1\/(contacts|groups|webhook_endpoints|account)/.test(r.path));
+    expect(platform.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining([
+        'POST /v1/contacts',
+        'DELETE /v1/contacts/{id}/tokens/{token_id}',
+        'DELETE /v1/groups/{id}/members/{contact_id}',
+        'POST /v1/webhook_endpoints/{id}/rotate_secret',
+        'GET /v1/account',
+      ]),
+    );
+    expect(platform.filter((r) => r.credential !== 'secret').map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/contacts/{id}']);
+    expect(routes.find((r) => r.path === '/api/v1/account')!.credential).toBe('any');
+  });
+
+  it("gives the account endpoints the deployment's default rate limit to show", () => {
+    for (const route of routes.filter((r) => r.showsLimits)) {
+      expect(envOf(apiOf(route.api).routeFunctions.get(route)!)).toMatchObject({
+        ACCOUNT_RATE_LIMIT: expect.any(String),
+        ACCOUNT_BURST_LIMIT: expect.any(String),
+      });
+    }
+    expect(routes.filter((r) => r.showsLimits)).toHaveLength(2);
+  });
+
   it("nests resources by path segment, including path parameters under path parameters' parents", () => {
     const paths = [...resourcePaths().values()];
     for (const route of routes) {
@@ -377,7 +409,10 @@ describe('REST APIs', () => {
     // The expression as API Gateway receives it: an issued token passes, anything else does not.
     const expression = new RegExp(Object.values(resources('AWS::ApiGateway::Authorizer'))[0]!.Properties.IdentityValidationExpression);
     expect(expression.test(`Bearer ${generateToken()}`)).toBe(true);
+    expect(expression.test(`Bearer ${generateSecretKey()}`)).toBe(true);
     for (const bad of [
+      `Bearer ${generateSecretKey()}x`,
+      'Bearer sk_short',
       '',
       'Bearer',
       `Basic ${generateToken()}`,

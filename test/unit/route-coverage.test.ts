@@ -28,7 +28,9 @@ function exercised(file: string): Set<string> {
 describe('every route is covered where a reader expects it', () => {
   it('has a tenancy case for every route (another account, and for messaging another user)', () => {
     // Given what the tenancy files try as an intruder
-    const covered = new Set([...exercised('test/e2e/tenancy.test.ts'), ...exercised('test/e2e/email-tenancy.test.ts')]);
+    const covered = new Set(
+      ['test/e2e/tenancy.test.ts', 'test/e2e/email-tenancy.test.ts', 'test/e2e/platform-tenancy.test.ts'].flatMap((f) => [...exercised(f)]),
+    );
     // Then every route of the table is among them: a new route without a tenancy case fails here
     const missing = routes.map((r) => `${r.method} ${r.path}`).filter((route) => !covered.has(route));
     expect(missing).toEqual([]);

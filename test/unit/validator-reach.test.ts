@@ -57,14 +57,18 @@ describe('what the handlers load at import', () => {
     expect(all.filter((h) => validatorFiles(h.files).length > 0).map((h) => h.handler)).toEqual([
       'email-lists/add',
       'emails/create',
+      'webhook-endpoints/create',
+      'webhook-endpoints/update',
       'workers/deliver-webhooks',
       'workers/validate-emails',
     ]);
   });
 
-  it('webhook delivery loads only the address policy (its SSRF guard)', () => {
-    const deliver = all.find((h) => h.handler === 'workers/deliver-webhooks')!;
-    expect(validatorFiles(deliver.files)).toEqual(['shared/email/validator/address-policy.ts']);
+  it('webhook delivery and the endpoints that take a URL load only the address policy (their SSRF guard)', () => {
+    for (const handler of ['workers/deliver-webhooks', 'webhook-endpoints/create', 'webhook-endpoints/update']) {
+      const found = all.find((h) => h.handler === handler)!;
+      expect(validatorFiles(found.files), handler).toEqual(['shared/email/validator/address-policy.ts']);
+    }
   });
 
   it('adding to a list loads only the syntax check', () => {
