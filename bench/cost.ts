@@ -115,14 +115,22 @@ const billed: Invoker = async (fn, event, timeoutSeconds) => {
   }
 };
 
-/** A request through the gateway, with the authorizer's answer cached as on AWS (AUTH_CACHE_SECONDS): it is not invoked per request. */
-function caller(tenant: DemoSeed) {
+/**
+ * A request through the gateway, with the authorizer's answer cached as on
+ * AWS (AUTH_CACHE_SECONDS): it is not invoked per request. As the demo user
+ * (its token), or as the account's backend (`secret`: its secret key).
+ */
+function caller(tenant: DemoSeed, as: 'user' | 'secret' = 'user') {
+  const context =
+    as === 'user'
+      ? { kind: 'user', accountId: tenant.accountId, contactId: tenant.userContactId }
+      : { kind: 'secret', accountId: tenant.accountId, keyId: 'key_cost' };
   const cachedAuthorizer: Invoker = async (fn, event, timeoutSeconds) =>
     fn.handler === 'auth/authorizer'
       ? {
           principalId: tenant.userContactId,
           policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }] },
-          context: { accountId: tenant.accountId, contactId: tenant.userContactId },
+          context,
         }
       : billed(fn, event, timeoutSeconds);
   return async (api: 'messaging' | 'email', method: string, url: string, body?: string, contentType = 'application/json') => {
@@ -132,7 +140,10 @@ function caller(tenant: DemoSeed) {
       {
         method,
         url,
-        headers: { authorization: `Bearer ${tenant.token}`, ...(body ? { 'content-type': contentType } : {}) },
+        headers: {
+          authorization: `Bearer ${as === 'user' ? tenant.token : tenant.secretKey}`,
+          ...(body ? { 'content-type': contentType } : {}),
+        },
         body: body ?? '',
       },
       cachedAuthorizer,
@@ -221,6 +232,14 @@ export async function costs(): Promise<CostRow[]> {
       for (let i = 0; i < SAMPLE; i++)
         await call('messaging', 'POST', '/v1/messages', `conversation_id=${conversation}&message=cost${i}`, form);
     });
+    const backend = caller(tenant, 'secret');
+    await backend('messaging', 'POST', '/v1/contacts', JSON.stringify({ username: 'warm' }));
+    const provisioned = await measure(async () => {
+      for (let i = 0; i < SAMPLE; i++) {
+        const contact = await backend('messaging', 'POST', '/v1/contacts', JSON.stringify({ username: `user${i}` }));
+        await backend('messaging', 'POST', `/v1/contacts/${String(contact.id)}/tokens`, '{}');
+      }
+    });
     const read = await measure(async () => {
       for (let i = 0; i < SAMPLE; i++) await call('messaging', 'GET', `/v1/messages?conversation_id=${conversation}&limit=10`);
     });
@@ -275,6 +294,12 @@ export async function costs(): Promise<CostRow[]> {
     return [
       row('1,000,000 messages sent (`POST /v1/messages`)', `${SAMPLE} sent`, send, 1e6 / SAMPLE),
       row('1,000,000 message pages read (`GET /v1/messages`, 10 per page)', `${SAMPLE} read`, read, 1e6 / SAMPLE),
+      row(
+        '1,000 users provisioned by the app’s backend (`POST /v1/contacts` and `POST /v1/contacts/{id}/tokens`)',
+        `${SAMPLE} users`,
+        provisioned,
+        1000 / SAMPLE,
+      ),
       row(
         '1,000 emails validated through a list (DNS mode, `SMTP_PROBE=off`)',
         `${LIST_SAMPLE} addresses on ${domains.length} domains, one add, until \`completed\``,

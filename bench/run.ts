@@ -8,7 +8,8 @@
  *     API on the local server, driven by autocannon;
  *   - the email write path against raw BatchWriteItem (bench/email-throughput.ts);
  *   - what operations cost on AWS, from the capacity, invocations and requests they use here (bench/cost.ts).
- *   - the mailbox probe (SMTP_PROBE=rcpt) against its ideal on a slow loopback SMTP server (bench/mailbox-probe.ts).
+ *   - the mailbox probe (SMTP_PROBE=rcpt) against its ideal on a slow loopback SMTP server (bench/mailbox-probe.ts);
+ *   - users provisioned over the platform endpoints against the same writes made directly (bench/provisioning.ts).
  * Prints Markdown tables; `--write` also replaces the block between the
  * `<!-- bench:table -->` markers of whichever Markdown file holds them.
  */
@@ -22,6 +23,7 @@ import { execFileSync } from 'node:child_process';
 import { costTable, type CostRow } from './cost.ts';
 import type { ThroughputResult } from './email-throughput.ts';
 import type { MailboxProbeResult } from './mailbox-probe.ts';
+import type { ProvisioningResult } from './provisioning.ts';
 import { startIdealServer } from './ideal-server.ts';
 import { eventLatencyRows } from './event-latency.ts';
 import { realtimeLatencyRows } from './realtime-latency.ts';
@@ -162,6 +164,17 @@ async function emailLists(): Promise<Row[]> {
   ];
 }
 
+/** The app's backend signing up users over the platform endpoints (bench/provisioning.ts), against the same writes made directly. */
+function provisioningRows(): Row[] {
+  const r = inOwnProcess<ProvisioningResult>('bench/provisioning.ts');
+  return [
+    {
+      what: `${r.users.toLocaleString('en-US')} users provisioned over HTTP with the secret key (\`POST /v1/contacts\` then \`POST /v1/contacts/{id}/tokens\`, 10 at once), wall time over the same writes made directly (a TransactWriteItems and a PutItem each)`,
+      value: `${(r.seconds / r.floorSeconds).toFixed(2)}× (${(r.users / r.seconds).toFixed(0)} users/s, ${((2 * r.users) / r.seconds).toFixed(0)} requests/s); ${r.callsPerUser.toFixed(1)} DynamoDB calls and ${r.writeUnitsPerUser.toFixed(1)} write units per user (transactions counted once, as DynamoDB Local reports them)`,
+    },
+  ];
+}
+
 /** The cost of operations (bench/cost.ts), in its own process like the email lists. */
 function costs(): CostRow[] {
   return inOwnProcess<CostRow[]>('bench/cost.ts', '--json');
@@ -193,7 +206,7 @@ const cold = only === undefined || only === 'cold' ? await coldStarts() : undefi
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
   ...(only === undefined || only === 'api'
-    ? [...(await api()), ...(await emailLists()), ...eventLatencyRows(), ...realtimeLatencyRows()]
+    ? [...(await api()), ...provisioningRows(), ...(await emailLists()), ...eventLatencyRows(), ...realtimeLatencyRows()]
     : []),
   ...(only === undefined || only === 'smtp' ? mailboxProbeRows() : []),
 ];

@@ -79,6 +79,19 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(refused.headers['www-authenticate']).toMatch(/^Bearer/);
   });
 
+  it('replays an idempotent token create without the token: only its hash is kept', async () => {
+    const user = await aUser('quinn');
+    const headers = { 'Idempotency-Key': `token-${transport}` };
+    const first = await api.call('POST', `/v1/contacts/${user.id}/tokens`, { ...asBackend(), form: {}, headers });
+    const replay = await api.call('POST', `/v1/contacts/${user.id}/tokens`, { ...asBackend(), form: {}, headers });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual({ ...first.body, token: undefined });
+    expect(replay.text).not.toContain(first.body.token);
+    // One token issued by the two requests (and the one aUser made)
+    expect((await api.call('GET', `/v1/contacts/${user.id}/tokens`, asBackend())).body.data).toHaveLength(2);
+  });
+
   it('refuses an expired token like a revoked one', async () => {
     const user = await aUser('erin');
     expect((await api.call('GET', '/v1/conversations', { token: user.token })).status).toBe(200);
