@@ -106,6 +106,12 @@ describe('realtime WebSocket', () => {
     expect(await refusal({}, ['bearer'])).toBe(401);
   });
 
+  it("refuses the account's secret key: a socket carries one user's events", async () => {
+    const t = await aTenant();
+    expect(await refusal({ Authorization: `Bearer ${t.secretKey}` })).toBe(401);
+    expect(await refusal({}, ['bearer', t.secretKey])).toBe(401);
+  });
+
   it('accepts both forms of the token, and names the bearer subprotocol back to a browser', async () => {
     const t = await aTenant();
     // When alice connects with the header, and again with the subprotocol pair
