@@ -20,7 +20,8 @@ export const presentConversation = (c: Conversation) => ({
   unread_count: c.unread_count,
 });
 
-const presentContact = (c: Contact) => ({
+/** The contact object: a message's `contact`, and what the contact endpoints answer. */
+export const presentContact = (c: Contact) => ({
   id: c.id,
   username: c.username,
   phone_number: c.phone_number,

@@ -8,15 +8,7 @@ import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
 import { startPurge } from '#shared/purge';
 import { derivedId } from '#shared/util/ids';
 
-/** The contact object of the messaging API (the same as a message's `contact`). */
-export const presentContact = (c: Contact) => ({
-  id: c.id,
-  username: c.username,
-  phone_number: c.phone_number,
-  avatar_url: c.avatar_url,
-  last_active_at: c.last_active_at,
-  created_at: c.created_at,
-});
+export { presentContact } from '#shared/messaging/present';
 
 export interface ContactInput {
   username: string;
