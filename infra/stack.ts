@@ -5,6 +5,7 @@ import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } fro
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { Role } from 'aws-cdk-lib/aws-iam';
@@ -61,8 +62,12 @@ export class MessagingAndEmailValidationStack extends Stack {
   readonly streamFunctions = new Map<StreamConsumer, Lambda>();
   /** The WebSocket API; absent on LocalStack, whose free edition has none. */
   readonly realtime: BuiltRealtime | undefined;
-  /** Change-stream records a consumer kept failing on (their stream coordinates; the records stay in the stream for 24 h). */
-  readonly streamDeadLetterQueue: Queue;
+  /**
+   * What Lambda gave up on, from the functions that have no queue of their own: the
+   * change-stream batches a consumer kept failing on (their stream coordinates; the
+   * records stay in the stream for 24 h) and the scheduled runs that failed.
+   */
+  readonly failedInvocationsQueue: Queue;
   /** Seals the webhook endpoints' secrets; the delivery worker may decrypt. */
   readonly webhookKey: Key;
   readonly settings: DeploySettings;
@@ -86,10 +91,10 @@ export class MessagingAndEmailValidationStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     new CfnOutput(this, 'WebhookKeyId', { value: this.webhookKey.keyArn, description: 'WEBHOOK_KMS_KEY_ID for the admin command line' });
-    this.streamDeadLetterQueue = new Queue(this, 'StreamDeadLetterQueue', {
+    this.failedInvocationsQueue = new Queue(this, 'FailedInvocationsQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      queueName: `${this.stackName}-stream-dlq`,
+      queueName: `${this.stackName}-failed-invocations`,
       retentionPeriod: Duration.days(14),
     });
     const deps: FunctionDeps = {
@@ -149,7 +154,7 @@ export class MessagingAndEmailValidationStack extends Stack {
           reportBatchItemFailures: true,
           bisectBatchOnError: true,
           retryAttempts: consumer.retryAttempts,
-          onFailure: new SqsDlq(this.streamDeadLetterQueue),
+          onFailure: new SqsDlq(this.failedInvocationsQueue),
           // Only the changes that can be events invoke the function.
           filters: [
             FilterCriteria.filter({
@@ -170,6 +175,13 @@ export class MessagingAndEmailValidationStack extends Stack {
         // Adds the lambda:InvokeFunction permission for events.amazonaws.com, scoped to this rule.
         targets: [new LambdaFunction(fn)],
       });
+      // A failed run goes to the failed-invocations queue, which alarms. Not retried: the next
+      // run, a schedule period later, does the same work, and a run older than that is stale.
+      fn.configureAsyncInvoke({
+        onFailure: new SqsDestination(this.failedInvocationsQueue),
+        retryAttempts: 0,
+        maxEventAge: Duration.minutes(schedule.everyMinutes),
+      });
       this.scheduleFunctions.set(schedule, fn);
       this.scheduleRules.set(schedule, rule);
     }
@@ -182,7 +194,8 @@ export class MessagingAndEmailValidationStack extends Stack {
       queues: this.queues,
       deadLetterQueues: this.deadLetterQueues,
       streamFunctions: new Map([...this.streamFunctions].map(([c, fn]) => [c.name, fn])),
-      streamDeadLetterQueue: this.streamDeadLetterQueue,
+      failedInvocationsQueue: this.failedInvocationsQueue,
+      realtime: this.realtime,
       settings: this.settings,
     });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });

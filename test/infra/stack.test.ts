@@ -245,12 +245,12 @@ describe('least privilege', () => {
 
   it('lets only functions whose row sends to a queue send, and gives them its URL', () => {
     for (const { fn, sends = [] } of allFunctions()) {
-      // A stream consumer also sends the records it gives up on to the stream's dead-letter queue (its failure destination).
-      const consumesStream = [...stack.streamFunctions.values()].includes(fn as never);
-      expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0 || consumesStream);
+      // A stream consumer's or a schedule's failure destination gets what Lambda gives up on: it sends there too.
+      const givesUp = [...stack.streamFunctions.values(), ...stack.scheduleFunctions.values()].includes(fn as never);
+      expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0 || givesUp);
       // ...and only to the queues the row names.
       const sendTargets = [...(sqsGrants(fn).get('sqs:SendMessage') ?? [])].sort();
-      const failureDestination = consumesStream ? [logicalId(stack.streamDeadLetterQueue)] : [];
+      const failureDestination = givesUp ? [logicalId(stack.failedInvocationsQueue)] : [];
       expect(sendTargets).toEqual([...[...new Set(sends)].map((q) => logicalId(stack.queues[q])), ...failureDestination].sort());
       const env = envOf(fn);
       for (const q of Object.keys(queues) as QueueName[]) {
@@ -581,6 +581,20 @@ describe('schedules', () => {
       });
     }
   });
+
+  it('sends a failed run to the failed-invocations queue at once: the next run, a period later, does the same work', () => {
+    const configs = Object.values(resources('AWS::Lambda::EventInvokeConfig')).map(({ Properties: p }) => p);
+    expect(configs).toHaveLength(schedules.length);
+    for (const [schedule, fn] of stack.scheduleFunctions) {
+      expect(configs.find((c) => c.FunctionName.Ref === logicalId(fn))).toEqual({
+        FunctionName: { Ref: logicalId(fn) },
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 60 * schedule.everyMinutes,
+        DestinationConfig: { OnFailure: { Destination: getAtt(logicalId(stack.failedInvocationsQueue)) } },
+      });
+    }
+  });
 });
 
 describe('the change stream', () => {
@@ -603,7 +617,7 @@ describe('the change stream', () => {
           BisectBatchOnFunctionError: true,
           MaximumRetryAttempts: consumer.retryAttempts,
           StartingPosition: 'TRIM_HORIZON',
-          DestinationConfig: { OnFailure: { Destination: getAtt(logicalId(stack.streamDeadLetterQueue)) } },
+          DestinationConfig: { OnFailure: { Destination: getAtt(logicalId(stack.failedInvocationsQueue)) } },
         }),
       );
       const pattern = JSON.parse(p.FilterCriteria.Filters[0].Pattern);
