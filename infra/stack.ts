@@ -30,6 +30,7 @@ import { apiGatewayLogsRole } from './gateway-account.ts';
 import { Monitoring } from './monitoring.ts';
 import { AcknowledgedFindings } from './nag.ts';
 import { buildRealtime, type BuiltRealtime } from './realtime.ts';
+import { FunctionRoles } from './roles.ts';
 import { deploySettings, type DeploySettings } from './settings.ts';
 import { defaultAccountPlan } from './usage-plans.ts';
 
@@ -103,6 +104,7 @@ export class MessagingAndEmailValidationStack extends Stack {
       webhookKey: this.webhookKey,
       queues: this.queues,
       settings: this.settings,
+      roles: new FunctionRoles(this),
     };
 
     const logsAccount = this.settings.apiGatewayCloudWatchRole ? apiGatewayLogsRole(this) : undefined;
@@ -128,7 +130,7 @@ export class MessagingAndEmailValidationStack extends Stack {
     this.realtime = this.settings.target === 'aws' ? buildRealtime(this, deps, logsAccount?.account) : undefined;
 
     for (const worker of workers) {
-      const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps);
+      const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps, { ownRole: true });
       const source = (worker.deadLetters ? this.deadLetterQueues : this.queues)[worker.queue];
       // SqsEventSource grants the consume actions on exactly this queue. maxConcurrency
       // caps how much of the account's Lambda concurrency a backlog can take from the APIs.
@@ -141,7 +143,7 @@ export class MessagingAndEmailValidationStack extends Stack {
     for (const consumer of streams) {
       // The realtime fan-out posts to the WebSocket API's connections: nothing to do without one.
       if (consumer.realtime && !this.realtime) continue;
-      const fn = createFunction(this, `${pascalCase(consumer.name)}StreamFn`, consumer, deps);
+      const fn = createFunction(this, `${pascalCase(consumer.name)}StreamFn`, consumer, deps, { ownRole: true });
       if (consumer.realtime && this.realtime) {
         fn.addEnvironment('REALTIME_ENDPOINT', this.realtime.stage.callbackUrl);
         this.realtime.stage.grantManagementApiAccess(fn);
@@ -168,7 +170,7 @@ export class MessagingAndEmailValidationStack extends Stack {
 
     for (const schedule of schedules) {
       const id = pascalCase(schedule.name);
-      const fn = createFunction(this, `${id}ScheduleFn`, schedule, deps);
+      const fn = createFunction(this, `${id}ScheduleFn`, schedule, deps, { ownRole: true });
       const rule = new Rule(this, `${id}ScheduleRule`, {
         description: `Runs ${schedule.handler} every ${schedule.everyMinutes} minute(s)`,
         schedule: EventSchedule.rate(Duration.minutes(schedule.everyMinutes)),

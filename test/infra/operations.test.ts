@@ -42,20 +42,29 @@ describe('function logs and traces', () => {
     expect(() => synthStack({ logLevel: 'chatty' }, 'BadLevel')).toThrow(/logLevel/);
   });
 
-  it('lets each function write only its own log group, with retention', () => {
-    for (const [name, fn] of stack.namedFunctions()) {
+  it('lets each role write only to the log groups of the functions that use it, with retention', () => {
+    const functions = resources(template, 'AWS::Lambda::Function');
+    const logGroupOf = (fn: { node: { defaultChild?: unknown } }) =>
+      functions.find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig.LogGroup.Ref as string;
+    const members = new Map<string, string[]>();
+    for (const fn of stack.namedFunctions().values()) {
       const role = logicalId(fn.role!);
-      const logGroup = resources(template, 'AWS::Lambda::Function').find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig
-        .LogGroup.Ref;
+      members.set(role, [...(members.get(role) ?? []), logGroupOf(fn)]);
+    }
+    for (const [role, logGroups] of members) {
       const statements = resources(template, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === role))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
       const logs = statements.filter((s: { Action: string | string[] }) => [s.Action].flat().some((a) => a.startsWith('logs:')));
-      expect(logs, name).toEqual([
-        expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [logGroup, 'Arn'] } }),
-      ]);
+      expect(logs, role).toHaveLength(1);
+      expect(logs[0].Action, role).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+      const granted = [logs[0].Resource]
+        .flat()
+        .map((r: { 'Fn::GetAtt': [string, string] }) => r['Fn::GetAtt'])
+        .map(([id, attribute]: [string, string]) => (attribute === 'Arn' ? id : `${id}.${attribute}`));
+      expect(granted.sort(), role).toEqual([...logGroups].sort());
       // No managed policy (the default one may write to any log group of the account).
-      expect(resources(template, 'AWS::IAM::Role').find(([id]) => id === role)![1].Properties.ManagedPolicyArns, name).toBeUndefined();
+      expect(resources(template, 'AWS::IAM::Role').find(([id]) => id === role)![1].Properties.ManagedPolicyArns, role).toBeUndefined();
     }
     for (const [, { Properties: p }] of resources(template, 'AWS::Logs::LogGroup')) expect(p.RetentionInDays).toBe(30);
   });

@@ -1,3 +1,4 @@
+import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
@@ -5,6 +6,7 @@ import { AUTHORIZATION_PATTERN, generateToken } from '../../shared/data/tokens.t
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
 import { authorizer, realtime, routes, schedules, streams, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
+import { FunctionRoles, MAX_FUNCTIONS_PER_ROLE } from '../../infra/roles.ts';
 import { DEPLOY_NODE_MAJOR, lambdaRuntime, parseMajor } from '../../infra/runtime.ts';
 import { assertWorkerFitsQueue } from '../../infra/stack.ts';
 import { logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
@@ -273,6 +275,91 @@ describe('least privilege', () => {
       expect(receive).toEqual([logicalId(source)]);
       expect([...(sqsGrants(fn).get('sqs:DeleteMessage') ?? [])]).toEqual([logicalId(source)]);
     }
+  });
+});
+
+describe('function roles', () => {
+  const profileOf = ({
+    table,
+    sends = [],
+    decrypts,
+    manages,
+  }: {
+    table?: string;
+    sends?: readonly string[];
+    decrypts?: boolean;
+    manages?: boolean;
+  }) => JSON.stringify([table ?? null, [...new Set(sends)].sort(), decrypts === true, manages === true]);
+  const rows = () => {
+    const out: { fn: IFunction; profile: string }[] = [];
+    for (const built of stack.apis.values()) {
+      out.push({ fn: built.authorizerFunction!, profile: profileOf(authorizer) });
+      out.push({ fn: built.fallbackFunction, profile: profileOf({}) });
+      for (const [route, fn] of built.routeFunctions) out.push({ fn, profile: profileOf(route) });
+    }
+    out.push({ fn: stack.realtime!.authorizerFunction, profile: profileOf(realtime.authorizer) });
+    for (const [route, fn] of stack.realtime!.routeFunctions) out.push({ fn, profile: profileOf(route) });
+    return out;
+  };
+  const eventDriven = () => [...stack.workerFunctions.values(), ...stack.streamFunctions.values(), ...stack.scheduleFunctions.values()];
+
+  it('gives the API functions one role per grant profile: the same role for the same grants, another for any difference', () => {
+    const roleOf = (fn: IFunction) => logicalId(fn.role!);
+    const byProfile = new Map<string, Set<string>>();
+    for (const { fn, profile } of rows()) byProfile.set(profile, (byProfile.get(profile) ?? new Set()).add(roleOf(fn)));
+    for (const [profile, roles] of byProfile) expect([...roles], profile).toHaveLength(1);
+    const roles = [...byProfile.values()].map((r) => [...r][0]);
+    expect(new Set(roles).size).toBe(byProfile.size);
+    // Shared in practice: the read-only routes and the authorizers, for one.
+    expect(byProfile.size).toBeLessThan(rows().length / 2);
+  });
+
+  it('gives a worker, a stream consumer and a schedule a role of its own: its event source or failure destination grants are its alone', () => {
+    const shared = new Set(rows().map(({ fn }) => logicalId(fn.role!)));
+    const own = eventDriven().map((fn) => logicalId(fn.role!));
+    expect(new Set(own).size).toBe(own.length);
+    for (const role of own) expect(shared.has(role)).toBe(false);
+    // Every role of the template is one of these, or API Gateway's account-wide logging role.
+    template.resourceCountIs('AWS::IAM::Role', shared.size + own.length + 1);
+  });
+
+  it("splits a profile with more members than one role's inline policy can name log groups for", () => {
+    const scope = new Stack(testApp(), 'Roles');
+    const roles = new FunctionRoles(scope);
+    const members = Array.from({ length: MAX_FUNCTIONS_PER_ROLE + 1 }, () => roles.roleFor({ table: 'read' }));
+    expect(new Set(members.slice(0, MAX_FUNCTIONS_PER_ROLE)).size).toBe(1);
+    expect(members.at(-1)).not.toBe(members[0]);
+    expect(roles.roleFor({ table: 'read', sends: ['purge', 'purge'] })).toBe(roles.roleFor({ table: 'read', sends: ['purge'] }));
+    expect(roles.roleFor({ table: 'read' }, 'Own')).not.toBe(members.at(-1));
+  });
+});
+
+/**
+ * CloudFormation refuses a stack of more than 500 resources. 50 are kept
+ * below that for a change that adds several at once (a worker with its queue
+ * family is about ten); docs/deploying.md ("Resource budget") has the
+ * arithmetic of what still fits.
+ */
+const RESOURCE_BUDGET = 450;
+
+describe('resource budget', () => {
+  it(`stays within ${RESOURCE_BUDGET} resources, under CloudFormation's 500 per stack`, () => {
+    const count = Object.keys(template.toJSON().Resources).length;
+    expect(count).toBeLessThanOrEqual(RESOURCE_BUDGET);
+  });
+
+  it('adds to it per function only the function, its log group and what invokes it', () => {
+    const functions = allFunctions().length;
+    // One log group per function, and each stage's access log.
+    template.resourceCountIs('AWS::Logs::LogGroup', functions + apiNames.length + 1);
+    // One invoke permission per route (its stage's method only), the fallback's and the authorizer's per API,
+    // the realtime routes' and authorizer's, the schedules' rules.
+    template.resourceCountIs(
+      'AWS::Lambda::Permission',
+      routes.length + 2 * apiNames.length + realtime.routes.length + 1 + schedules.length,
+    );
+    // Alarms watch families, not functions (docs/operations.md, Alarms).
+    expect(Object.keys(resources('AWS::CloudWatch::Alarm')).length).toBeLessThan(functions / 2);
   });
 });
 
