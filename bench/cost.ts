@@ -38,7 +38,8 @@ export const PRICES = {
   dynamoPerWriteUnit: 0.625 / 1e6,
   dynamoPerReadUnit: 0.125 / 1e6,
   sqsPerRequest: 0.4 / 1e6,
-  alarmPerMonth: 0.1,
+  /** A standard alarm is billed per metric it reads: a metric-math alarm over three metrics costs three. */
+  alarmMetricPerMonth: 0.1,
   dashboardPerMonth: 3,
 };
 
@@ -193,13 +194,17 @@ function row(what: string, sample: string, used: Usage, factor: number, other = 
   };
 }
 
-/** The alarms and dashboards the stack deploys, counted in its template (bundling skipped). */
-function monitoringResources(): { alarms: number; dashboards: number } {
+/** The alarms (and the metrics they read) and dashboards the stack deploys, counted in its template (bundling skipped). */
+function monitoringResources(): { alarms: number; alarmMetrics: number; dashboards: number } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new MessagingAndEmailValidationStack(app, 'CostStack', { stackName: 'cost' });
   const template = Template.fromStack(stack);
+  const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
+    Properties: { Metrics?: { MetricStat?: unknown }[] };
+  }[];
   return {
-    alarms: Object.keys(template.findResources('AWS::CloudWatch::Alarm')).length,
+    alarms: alarms.length,
+    alarmMetrics: alarms.reduce((n, a) => n + (a.Properties.Metrics ? a.Properties.Metrics.filter((m) => m.MetricStat).length : 1), 0),
     dashboards: Object.keys(template.findResources('AWS::CloudWatch::Dashboard')).length,
   };
 }
@@ -290,7 +295,7 @@ export async function costs(): Promise<CostRow[]> {
       for (let i = 0; i < SWEEPER_RUNS; i++) await billed({ handler: sweeper.handler }, {}, sweeper.timeoutSeconds);
     });
     const monitoring = monitoringResources();
-    const fixed = monitoring.alarms * PRICES.alarmPerMonth + monitoring.dashboards * PRICES.dashboardPerMonth;
+    const fixed = monitoring.alarmMetrics * PRICES.alarmMetricPerMonth + monitoring.dashboards * PRICES.dashboardPerMonth;
     return [
       row('1,000,000 messages sent (`POST /v1/messages`)', `${SAMPLE} sent`, send, 1e6 / SAMPLE),
       row('1,000,000 message pages read (`GET /v1/messages`, 10 per page)', `${SAMPLE} read`, read, 1e6 / SAMPLE),
@@ -318,7 +323,7 @@ export async function costs(): Promise<CostRow[]> {
       ),
       row(
         'One month of an idle deployment (alarms, dashboard, the sweeper every minute)',
-        `${SWEEPER_RUNS} sweeper runs on an idle table; ${monitoring.alarms} alarms, ${monitoring.dashboards} dashboard`,
+        `${SWEEPER_RUNS} sweeper runs on an idle table; ${monitoring.alarms} alarms reading ${monitoring.alarmMetrics} metrics, ${monitoring.dashboards} dashboard`,
         idle,
         MINUTES_PER_MONTH / SWEEPER_RUNS,
         fixed,

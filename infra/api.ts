@@ -170,7 +170,8 @@ export function buildApi(scope: Construct, apiName: ApiName, deps: FunctionDeps,
     );
     resourceFor(route.path).addMethod(
       route.method,
-      new LambdaIntegration(fn),
+      // Only the stage may invoke it: the console's test-invoke would need a second permission per route.
+      new LambdaIntegration(fn, { allowTestInvoke: false }),
       tokenAuthorizer
         ? { authorizer: tokenAuthorizer, authorizationType: AuthorizationType.CUSTOM, apiKeyRequired: true }
         : { authorizationType: AuthorizationType.NONE },

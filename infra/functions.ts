@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { ApplicationLogLevel, Architecture, Function as Lambda, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -10,6 +9,7 @@ import type { Construct } from 'constructs';
 import { queueUrlEnv } from '../shared/queues.ts';
 import { DEFAULT_TIMEOUT_SECONDS, MEMORY_MB, type QueueName, type TableAccess } from '../shared/routes.ts';
 import { bundledCode } from './bundle.ts';
+import type { FunctionRoles } from './roles.ts';
 import { lambdaRuntime } from './runtime.ts';
 import type { DeploySettings } from './settings.ts';
 
@@ -26,8 +26,12 @@ export interface FunctionSpec {
   validates?: boolean;
   /** Opens webhook secrets: kms:Decrypt on the webhook key. */
   decrypts?: boolean;
+  /** Seals new webhook secrets: kms:Encrypt on the webhook key. */
+  seals?: boolean;
   /** What the function is for (an API route: its method, path and credential). */
   description?: string;
+  /** Posts to the realtime API's connections (granted by infra/realtime.ts once the stage exists). */
+  manages?: boolean;
 }
 
 export interface FunctionDeps {
@@ -37,6 +41,7 @@ export interface FunctionDeps {
   webhookKey: IKey;
   queues: Record<QueueName, IQueue>;
   settings: DeploySettings;
+  roles: FunctionRoles;
 }
 
 /** `conversations/list` -> `ConversationsList`, for construct ids. */
@@ -47,16 +52,20 @@ export const pascalCase = (s: string) =>
     .map((w) => w[0]!.toUpperCase() + w.slice(1))
     .join('');
 
-export function createFunction(scope: Construct, id: string, spec: FunctionSpec, deps: FunctionDeps): Lambda {
+/**
+ * `ownRole`: the caller adds grants of this function alone after it is made
+ * (an event source, a failure destination), so it must not share a role.
+ */
+export function createFunction(scope: Construct, id: string, spec: FunctionSpec, deps: FunctionDeps, { ownRole = false } = {}): Lambda {
   // An explicit log group (rather than logRetention) avoids the extra
   // custom-resource Lambda that logRetention adds to the stack.
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: LOG_RETENTION,
     removalPolicy: RemovalPolicy.DESTROY,
   });
-  // Its own role, allowed to write to its own log group only (the default
-  // role's managed policy may create and write any log group in the account).
-  const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  // The role of its grant profile, allowed to write to its members' log groups only
+  // (the default role's managed policy may create and write any log group in the account).
+  const role = deps.roles.roleFor(spec, ownRole ? id : undefined);
   logGroup.grantWrite(role);
 
   const fn = new Lambda(scope, id, {
@@ -88,10 +97,10 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
   if (spec.table === 'read') deps.table.grantReadData(fn);
   else if (spec.table === 'readWrite') deps.table.grantReadWriteData(fn);
 
-  if (spec.decrypts) {
-    deps.webhookKey.grantDecrypt(fn);
-    fn.addEnvironment('WEBHOOK_KMS_KEY_ID', deps.webhookKey.keyArn);
-  }
+  if (spec.decrypts) deps.webhookKey.grantDecrypt(fn);
+  // Encrypt alone: a new secret is sealed with one call (grantEncrypt would add data-key and re-encrypt wildcards).
+  if (spec.seals) deps.webhookKey.grant(fn, 'kms:Encrypt');
+  if (spec.decrypts || spec.seals) fn.addEnvironment('WEBHOOK_KMS_KEY_ID', deps.webhookKey.keyArn);
 
   for (const name of new Set(spec.sends ?? [])) {
     const queue = deps.queues[name];

@@ -1,14 +1,11 @@
 import { Duration, Stack } from 'aws-cdk-lib';
-import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
-  AlarmStatusWidget,
   ComparisonOperator,
-  Dashboard,
-  GraphWidget,
   MathExpression,
   Metric,
   TreatMissingData,
+  type Dashboard,
   type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -17,12 +14,10 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC, METRICS_NAMESPACE, type MetricName } from '../shared/util/metrics.ts';
+import { METRIC, METRICS_NAMESPACE } from '../shared/util/metrics.ts';
 import { workers, type ApiName, type QueueName } from '../shared/routes.ts';
+import { buildDashboard, realtimeMetric, type DashboardSources } from './dashboard.ts';
 import type { DeploySettings } from './settings.ts';
-
-/** Functions whose failure is how they answer no: the realtime `$connect` authorizer (docs/realtime.md). */
-export const REFUSES_BY_FAILING = new Set(['realtime-authorizer']);
 
 /**
  * Thresholds of the alarms; docs/operations.md says what each alarm means
@@ -35,27 +30,32 @@ export const THRESHOLDS = {
   queueAgeSeconds: { purge: 900, validation: 900, delivery: 900, webhooks: 1800 } satisfies Record<QueueName, number>,
   /** Age of the newest record a stream consumer read, ms: events reach endpoints this much later than their commit. */
   streamIteratorAgeMs: 60_000,
-  /** Share of requests answered 5xx over 5 minutes, in 2 of 3 periods. */
-  serverErrorRate: 0.01,
   /** p99 latency over 5 minutes, in 3 of 3 periods. */
   p99LatencyMs: { messaging: 1000, email: 3000 } satisfies Record<ApiName, number>,
 };
 
+const ONE_MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
 
-export interface MonitoringProps {
-  apis: Map<ApiName, RestApi>;
-  /** Every function, by a name a person recognises (its handler, or `<api>-authorizer`). */
-  functions: Map<string, IFunction>;
-  queues: Record<QueueName, IQueue>;
-  deadLetterQueues: Record<QueueName, IQueue>;
-  /** The change stream's consumers, by name, and where the records they keep failing on go. */
+export interface MonitoringProps extends DashboardSources {
+  /** The change stream's consumers, by name. */
   streamFunctions: Map<string, IFunction>;
-  streamDeadLetterQueue: IQueue;
   settings: DeploySettings;
 }
 
-/** The alarms, the notification topic they report to (when configured), and one dashboard with the same figures. */
+/**
+ * The alarms, the notification topic they report to (when configured), and
+ * one dashboard with the same figures.
+ *
+ * CloudWatch bills an alarm per metric it reads (a metric-math alarm over ten
+ * functions costs ten), so the alarms watch where failures end up, not each
+ * function: a REST function that fails, times out or is throttled is a 5xx
+ * of its API; a worker's, a message on its queue's dead-letter queue or an
+ * old message on its queue; a stream consumer's, its iterator age and the
+ * failed-invocations queue; a schedule's, that queue (its failure
+ * destination); a realtime route's, an error of the WebSocket stage. Adding a
+ * function to one of these adds no alarm (docs/operations.md, Alarms).
+ */
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
   readonly topic: ITopic | undefined;
@@ -85,219 +85,105 @@ export class Monitoring extends Construct {
       this.alarms.push(created);
       return created;
     };
+    const custom = (key: 'realtimeAuthorizerFailures' | 'webhookEventsFailed') =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: METRIC[key].name,
+        dimensionsMap: { service: stackName },
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+      });
 
-    // Queues: anything dead-lettered, and work that stopped moving. A worker may
-    // drain a dead-letter queue between two samples of its depth, so for those its
-    // receives count too (SQS does not count redriven messages as sent).
-    for (const [name, dlq] of Object.entries(props.deadLetterQueues) as [QueueName, IQueue][]) {
-      const depth = dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) });
-      const consumed = workers.some((w) => w.deadLetters && w.queue === name);
-      const metric = consumed
-        ? new MathExpression({
-            expression: `depth_${name} + received_${name}`,
-            usingMetrics: {
-              [`depth_${name}`]: depth,
-              [`received_${name}`]: dlq.metricNumberOfMessagesReceived({ statistic: 'Sum', period: Duration.minutes(1) }),
-            },
-            label: `${name} dead letters`,
-            period: Duration.minutes(1),
-          })
-        : depth;
-      alarm(`${name}-dead-letters`, metric, 0, `Messages reached the ${name} dead-letter queue.`);
-    }
+    // A queue family: its work stuck (the queue's oldest message) or given up (its dead-letter queue), one alarm.
     for (const [name, queue] of Object.entries(props.queues) as [QueueName, IQueue][]) {
+      const dlq = props.deadLetterQueues[name];
+      // A worker drains this dead-letter queue within seconds, often between two samples of its depth:
+      // its receives count each arrival instead (SQS does not count redriven messages as sent).
+      const drained = workers.some((w) => w.deadLetters && w.queue === name);
+      const deadLetters = drained
+        ? dlq.metricNumberOfMessagesReceived({ statistic: 'Sum', period: ONE_MINUTE })
+        : dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: ONE_MINUTE });
+      const limit = THRESHOLDS.queueAgeSeconds[name];
       alarm(
-        `${name}-queue-age`,
-        queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
-        THRESHOLDS.queueAgeSeconds[name],
-        `Oldest message on the ${name} queue older than ${THRESHOLDS.queueAgeSeconds[name]} s.`,
+        `${name}-queue`,
+        new MathExpression({
+          expression: `FILL(dead_${name}, 0) + IF(FILL(age_${name}, 0) > ${limit}, 1, 0)`,
+          usingMetrics: {
+            [`dead_${name}`]: deadLetters,
+            [`age_${name}`]: queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: ONE_MINUTE }),
+          },
+          label: `${name} dead letters (+1 when stuck)`,
+          period: ONE_MINUTE,
+        }),
+        0,
+        `A message reached the ${name} dead-letter queue, or the oldest message on the ${name} queue is older than ${limit} s.`,
       );
     }
 
-    // The change stream: consumers falling behind, records given up, and webhook events that could not be delivered.
+    // The change stream: consumers falling behind, and what Lambda gave up on (stream batches, scheduled runs).
     for (const [name, fn] of props.streamFunctions) {
       alarm(
         `${name}-iterator-age`,
-        fn.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
+        fn.metric('IteratorAge', { statistic: 'Maximum', period: ONE_MINUTE }),
         THRESHOLDS.streamIteratorAgeMs,
         `The ${name} stream consumer is more than ${THRESHOLDS.streamIteratorAgeMs / 1000} s behind the table's changes.`,
         [3, 3],
       );
     }
     alarm(
-      'stream-dead-letters',
-      props.streamDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      'failed-invocations',
+      props.failedInvocationsQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: ONE_MINUTE }),
       0,
-      'A change-stream batch kept failing: its events were not published.',
+      'A change-stream batch kept failing (its events were not published), or a scheduled run failed.',
     );
     alarm(
       'realtime-authorizer-failures',
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: METRIC.realtimeAuthorizerFailures.name,
-        dimensionsMap: { service: stackName },
-        statistic: 'Sum',
-        period: FIVE_MINUTES,
-      }),
+      custom('realtimeAuthorizerFailures'),
       0,
       'The realtime authorizer could not look a token up: handshakes are answered 500.',
     );
     alarm(
       'webhook-delivery-failures',
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: METRIC.webhookEventsFailed.name,
-        dimensionsMap: { service: stackName },
-        statistic: 'Sum',
-        period: FIVE_MINUTES,
-      }),
+      custom('webhookEventsFailed'),
       0,
       'A webhook event was given up after its last attempt, or an endpoint was disabled after 3 days of failures.',
     );
 
-    // APIs: error rate and tail latency, per API.
-    const apiFigures = [...props.apis].map(([name, api]) => {
+    // APIs: any answer 5xx (a handler's unexpected error, its authorizer failing, Lambda failing, timing out or throttling), and tail latency.
+    for (const [name, api] of props.apis) {
       const stage = api.deploymentStage;
-      const requests = stage.metricCount({ statistic: 'SampleCount', period: FIVE_MINUTES });
-      // Metric ids are per graph: each API's expression needs its own.
-      const serverErrorRate = new MathExpression({
-        expression: `IF(requests_${name} > 0, errors_${name} / requests_${name}, 0)`,
-        usingMetrics: {
-          [`errors_${name}`]: stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
-          [`requests_${name}`]: requests,
-        },
-        label: `${name} 5xx rate`,
-        period: FIVE_MINUTES,
-      });
-      const p99 = stage.metricLatency({ statistic: 'p99', period: FIVE_MINUTES, label: `${name} p99 latency` });
       alarm(
-        `${name}-api-5xx-rate`,
-        serverErrorRate,
-        THRESHOLDS.serverErrorRate,
-        `More than ${THRESHOLDS.serverErrorRate * 100}% of ${name} API requests answered 5xx.`,
-        [2, 3],
+        `${name}-api-5xx`,
+        stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
+        0,
+        `The ${name} API answered 5xx: a function failed, timed out or was throttled.`,
       );
       alarm(
         `${name}-api-p99-latency`,
-        p99,
+        stage.metricLatency({ statistic: 'p99', period: FIVE_MINUTES }),
         THRESHOLDS.p99LatencyMs[name],
         `${name} API p99 latency above ${THRESHOLDS.p99LatencyMs[name]} ms.`,
         [3, 3],
       );
-      return {
-        name,
-        requests: stage.metricCount({ statistic: 'Sum', period: FIVE_MINUTES, label: `${name} requests` }),
-        serverErrorRate,
-        p99,
-      };
-    });
-
-    // Functions: uncaught errors (a handler's own error answers are responses, not errors) and throttles.
-    for (const [name, fn] of props.functions) {
-      // The realtime authorizer refuses a handshake by failing ("Unauthorized" is API Gateway's only way to a 401):
-      // its errors are mostly refusals, so its real failures are counted as a metric of their own (alarmed above).
-      if (!REFUSES_BY_FAILING.has(name))
-        alarm(`${name}-errors`, fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }), 0, `Function ${name} failed.`);
-      alarm(`${name}-throttles`, fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }), 0, `Function ${name} was throttled.`);
+    }
+    if (props.realtime) {
+      alarm(
+        'realtime-api-errors',
+        new MathExpression({
+          expression: 'FILL(integration, 0) + FILL(execution, 0)',
+          usingMetrics: {
+            integration: realtimeMetric(props.realtime, 'IntegrationError'),
+            execution: realtimeMetric(props.realtime, 'ExecutionError'),
+          },
+          label: 'realtime integration and execution errors',
+          period: FIVE_MINUTES,
+        }),
+        0,
+        'A realtime route function failed, timed out or was throttled.',
+      );
     }
 
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: stackName, defaultInterval: Duration.hours(3) });
-    const business = (key: MetricName, statistic = 'Sum') =>
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: METRIC[key].name,
-        dimensionsMap: { service: stackName },
-        statistic,
-        period: FIVE_MINUTES,
-        label: METRIC[key].name,
-      });
-    const graph = (title: string, left: IMetric[], width = 8) => new GraphWidget({ title, left, width, height: 6 });
-    const functionMetrics = (metric: (fn: IFunction) => Metric) =>
-      [...props.functions].map(([name, fn]) => metric(fn).with({ label: name }));
-
-    this.dashboard.addWidgets(
-      graph(
-        'API requests',
-        apiFigures.map((a) => a.requests),
-      ),
-      graph(
-        'API 5xx rate',
-        apiFigures.map((a) => a.serverErrorRate),
-      ),
-      graph(
-        'API p99 latency (ms)',
-        apiFigures.map((a) => a.p99),
-      ),
-    );
-    this.dashboard.addWidgets(
-      graph(
-        'Work queue depth',
-        Object.entries(props.queues).map(([name, q]) =>
-          q.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: name }),
-        ),
-      ),
-      graph(
-        'Age of oldest message (s)',
-        Object.entries(props.queues).map(([name, q]) =>
-          q.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: Duration.minutes(1), label: name }),
-        ),
-      ),
-      graph(
-        'Dead-letter queue depth',
-        Object.entries(props.deadLetterQueues).map(([name, q]) =>
-          q.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1), label: `${name} DLQ` }),
-        ),
-      ),
-    );
-    this.dashboard.addWidgets(
-      graph(
-        'Function errors',
-        functionMetrics((fn) => fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES })),
-        12,
-      ),
-      graph(
-        'Function throttles',
-        functionMetrics((fn) => fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES })),
-        12,
-      ),
-    );
-    const hits = business('dnsCacheHits');
-    const misses = business('dnsCacheMisses');
-    this.dashboard.addWidgets(
-      graph('Messages sent', [business('messagesSent')], 6),
-      graph(
-        'Emails validated, by outcome',
-        [business('emailsValid'), business('emailsInvalid'), business('emailsErrored'), business('emailsRetried')],
-        6,
-      ),
-      graph(
-        'DNS cache hit ratio (%)',
-        [
-          new MathExpression({
-            expression: 'IF(hits + misses > 0, 100 * hits / (hits + misses), 0)',
-            usingMetrics: { hits, misses },
-            label: 'hit ratio',
-            period: FIVE_MINUTES,
-          }),
-        ],
-        6,
-      ),
-      graph(
-        'List completion time (s)',
-        [
-          business('listCompletionTime', 'p50').with({ label: 'p50' }),
-          business('listCompletionTime', 'p90').with({ label: 'p90' }),
-          business('listCompletionTime', 'Maximum').with({ label: 'max' }),
-        ],
-        6,
-      ),
-    );
-    this.dashboard.addWidgets(
-      graph('Credits held (emails waiting for credits)', [business('creditsHeld')], 6),
-      graph('Webhook failures', [business('webhookAttemptsFailed'), business('webhookEventsFailed')], 6),
-      graph('Realtime authorizer failures (token lookups, not refusals)', [business('realtimeAuthorizerFailures')], 6),
-      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 12, height: 8 }),
-    );
+    this.dashboard = buildDashboard(this, props, this.alarms);
   }
 
   /** An existing topic (`-c alarmTopicArn=...`), a new one with an e-mail subscription (`-c alarmEmail=...`), or none. */

@@ -72,8 +72,9 @@ export class AcknowledgedFindings implements IAspect {
     acknowledge(
       fn,
       'Serverless-LambdaDLQ',
-      'No asynchronous invocations to catch: API functions and authorizers are invoked synchronously (the caller gets the error), ' +
-        'workers by SQS event sources whose queues dead-letter failed messages, and the sweeper is re-run by its schedule every minute.',
+      'No dead-letter queue needed: API functions and authorizers are invoked synchronously (the caller gets the error), ' +
+        'workers by SQS event sources whose queues dead-letter failed messages, and a scheduled run that fails goes to the ' +
+        'failed-invocations queue (its asynchronous failure destination), which alarms.',
     );
     const role = fn.role;
     if (!role) return;
@@ -145,12 +146,12 @@ export class AcknowledgedFindings implements IAspect {
 
   /** The dead-letter queue a queue names: its messages stay 14 days and its depth alarms. */
   private queue(queue: Queue): void {
-    // The change-stream consumer's failure destination: a dead-letter queue SQS itself does not know as one.
-    if (queue.node.id === 'StreamDeadLetterQueue') {
+    // Lambda's failure destination for the stream consumers and the schedules: a dead-letter queue SQS itself does not know as one.
+    if (queue.node.id === 'FailedInvocationsQueue') {
       acknowledge(
         queue,
         'AwsSolutions-SQS3',
-        "The change-stream consumer's failure destination (a dead-letter queue of the event source mapping, which SQS does not know as one); its depth alarms.",
+        "The failure destination of the change-stream event source mappings and of the schedules' asynchronous invocations (a dead-letter queue SQS does not know as one); its depth alarms.",
       );
       acknowledge(
         queue,

@@ -5,6 +5,7 @@ import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } fro
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Rule, Schedule as EventSchedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { Role } from 'aws-cdk-lib/aws-iam';
@@ -29,6 +30,7 @@ import { apiGatewayLogsRole } from './gateway-account.ts';
 import { Monitoring } from './monitoring.ts';
 import { AcknowledgedFindings } from './nag.ts';
 import { buildRealtime, type BuiltRealtime } from './realtime.ts';
+import { FunctionRoles } from './roles.ts';
 import { deploySettings, type DeploySettings } from './settings.ts';
 import { defaultAccountPlan } from './usage-plans.ts';
 
@@ -61,8 +63,12 @@ export class MessagingAndEmailValidationStack extends Stack {
   readonly streamFunctions = new Map<StreamConsumer, Lambda>();
   /** The WebSocket API; absent on LocalStack, whose free edition has none. */
   readonly realtime: BuiltRealtime | undefined;
-  /** Change-stream records a consumer kept failing on (their stream coordinates; the records stay in the stream for 24 h). */
-  readonly streamDeadLetterQueue: Queue;
+  /**
+   * What Lambda gave up on, from the functions that have no queue of their own: the
+   * change-stream batches a consumer kept failing on (their stream coordinates; the
+   * records stay in the stream for 24 h) and the scheduled runs that failed.
+   */
+  readonly failedInvocationsQueue: Queue;
   /** Seals the webhook endpoints' secrets; the delivery worker may decrypt. */
   readonly webhookKey: Key;
   readonly settings: DeploySettings;
@@ -86,10 +92,10 @@ export class MessagingAndEmailValidationStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     new CfnOutput(this, 'WebhookKeyId', { value: this.webhookKey.keyArn, description: 'WEBHOOK_KMS_KEY_ID for the admin command line' });
-    this.streamDeadLetterQueue = new Queue(this, 'StreamDeadLetterQueue', {
+    this.failedInvocationsQueue = new Queue(this, 'FailedInvocationsQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      queueName: `${this.stackName}-stream-dlq`,
+      queueName: `${this.stackName}-failed-invocations`,
       retentionPeriod: Duration.days(14),
     });
     const deps: FunctionDeps = {
@@ -98,6 +104,7 @@ export class MessagingAndEmailValidationStack extends Stack {
       webhookKey: this.webhookKey,
       queues: this.queues,
       settings: this.settings,
+      roles: new FunctionRoles(this),
     };
 
     const logsAccount = this.settings.apiGatewayCloudWatchRole ? apiGatewayLogsRole(this) : undefined;
@@ -123,7 +130,7 @@ export class MessagingAndEmailValidationStack extends Stack {
     this.realtime = this.settings.target === 'aws' ? buildRealtime(this, deps, logsAccount?.account) : undefined;
 
     for (const worker of workers) {
-      const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps);
+      const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps, { ownRole: true });
       const source = (worker.deadLetters ? this.deadLetterQueues : this.queues)[worker.queue];
       // SqsEventSource grants the consume actions on exactly this queue. maxConcurrency
       // caps how much of the account's Lambda concurrency a backlog can take from the APIs.
@@ -136,7 +143,7 @@ export class MessagingAndEmailValidationStack extends Stack {
     for (const consumer of streams) {
       // The realtime fan-out posts to the WebSocket API's connections: nothing to do without one.
       if (consumer.realtime && !this.realtime) continue;
-      const fn = createFunction(this, `${pascalCase(consumer.name)}StreamFn`, consumer, deps);
+      const fn = createFunction(this, `${pascalCase(consumer.name)}StreamFn`, consumer, deps, { ownRole: true });
       if (consumer.realtime && this.realtime) {
         fn.addEnvironment('REALTIME_ENDPOINT', this.realtime.stage.callbackUrl);
         this.realtime.stage.grantManagementApiAccess(fn);
@@ -149,7 +156,7 @@ export class MessagingAndEmailValidationStack extends Stack {
           reportBatchItemFailures: true,
           bisectBatchOnError: true,
           retryAttempts: consumer.retryAttempts,
-          onFailure: new SqsDlq(this.streamDeadLetterQueue),
+          onFailure: new SqsDlq(this.failedInvocationsQueue),
           // Only the changes that can be events invoke the function.
           filters: [
             FilterCriteria.filter({
@@ -163,12 +170,19 @@ export class MessagingAndEmailValidationStack extends Stack {
 
     for (const schedule of schedules) {
       const id = pascalCase(schedule.name);
-      const fn = createFunction(this, `${id}ScheduleFn`, schedule, deps);
+      const fn = createFunction(this, `${id}ScheduleFn`, schedule, deps, { ownRole: true });
       const rule = new Rule(this, `${id}ScheduleRule`, {
         description: `Runs ${schedule.handler} every ${schedule.everyMinutes} minute(s)`,
         schedule: EventSchedule.rate(Duration.minutes(schedule.everyMinutes)),
         // Adds the lambda:InvokeFunction permission for events.amazonaws.com, scoped to this rule.
         targets: [new LambdaFunction(fn)],
+      });
+      // A failed run goes to the failed-invocations queue, which alarms. Not retried: the next
+      // run, a schedule period later, does the same work, and a run older than that is stale.
+      fn.configureAsyncInvoke({
+        onFailure: new SqsDestination(this.failedInvocationsQueue),
+        retryAttempts: 0,
+        maxEventAge: Duration.minutes(schedule.everyMinutes),
       });
       this.scheduleFunctions.set(schedule, fn);
       this.scheduleRules.set(schedule, rule);
@@ -182,7 +196,8 @@ export class MessagingAndEmailValidationStack extends Stack {
       queues: this.queues,
       deadLetterQueues: this.deadLetterQueues,
       streamFunctions: new Map([...this.streamFunctions].map(([c, fn]) => [c.name, fn])),
-      streamDeadLetterQueue: this.streamDeadLetterQueue,
+      failedInvocationsQueue: this.failedInvocationsQueue,
+      realtime: this.realtime,
       settings: this.settings,
     });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });

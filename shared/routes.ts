@@ -38,6 +38,8 @@ export interface Route {
   credential: Credential;
   /** Shows the account's rate limit: gets the deployment's default (ACCOUNT_RATE_LIMIT, ACCOUNT_BURST_LIMIT). */
   showsLimits?: boolean;
+  /** Seals a new webhook secret (kms:Encrypt on the webhook key). */
+  seals?: boolean;
 }
 
 export type Credential = 'user' | 'secret' | 'any';
@@ -117,12 +119,12 @@ export const routes: readonly Route[] = [
   platform('POST', '/v1/groups/{id}/members', 'group-members/add', 'readWrite'),
   platform('GET', '/v1/groups/{id}/members', 'group-members/list', 'read'),
   platform('DELETE', '/v1/groups/{id}/members/{contact_id}', 'group-members/remove', 'readWrite'),
-  platform('POST', '/v1/webhook_endpoints', 'webhook-endpoints/create', 'readWrite'),
+  platform('POST', '/v1/webhook_endpoints', 'webhook-endpoints/create', 'readWrite', { seals: true }),
   platform('GET', '/v1/webhook_endpoints', 'webhook-endpoints/list', 'read'),
   platform('GET', '/v1/webhook_endpoints/{id}', 'webhook-endpoints/get', 'read'),
   platform('PUT', '/v1/webhook_endpoints/{id}', 'webhook-endpoints/update', 'readWrite'),
   platform('DELETE', '/v1/webhook_endpoints/{id}', 'webhook-endpoints/delete', 'readWrite'),
-  platform('POST', '/v1/webhook_endpoints/{id}/rotate_secret', 'webhook-endpoints/rotate-secret', 'readWrite'),
+  platform('POST', '/v1/webhook_endpoints/{id}/rotate_secret', 'webhook-endpoints/rotate-secret', 'readWrite', { seals: true }),
   platform('GET', '/v1/account', 'account/messaging', 'read', { showsLimits: true }),
 
   {

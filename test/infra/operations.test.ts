@@ -1,17 +1,18 @@
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../../shared/util/metrics.ts';
 import { realtime, routes, streams, workers } from '../../shared/routes.ts';
 import { VALIDATOR_ENV_VARS } from '../../shared/email/validator/config.ts';
 import { accessLogFormat, ACCESS_LOG_FIELDS } from '../../infra/api.ts';
-import { REFUSES_BY_FAILING, THRESHOLDS } from '../../infra/monitoring.ts';
+import { THRESHOLDS } from '../../infra/monitoring.ts';
 import { addNagPacks } from '../../infra/nag.ts';
 import { DEFAULT_AUTH_CACHE_SECONDS, DEFAULT_THROTTLE } from '../../infra/settings.ts';
 import { MessagingAndEmailValidationStack } from '../../infra/stack.ts';
+import { ALARM_METRIC_BUDGET, alarmMetrics, billedAlarmMetrics, unwatched } from '../steps/alarm-coverage.ts';
 import { functionsDir, logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
 
 /** What an operator gets from the synthesized template: logs, traces, limits, alarms, the dashboard, and the rule packs. */
@@ -41,20 +42,29 @@ describe('function logs and traces', () => {
     expect(() => synthStack({ logLevel: 'chatty' }, 'BadLevel')).toThrow(/logLevel/);
   });
 
-  it('lets each function write only its own log group, with retention', () => {
-    for (const [name, fn] of stack.namedFunctions()) {
+  it('lets each role write only to the log groups of the functions that use it, with retention', () => {
+    const functions = resources(template, 'AWS::Lambda::Function');
+    const logGroupOf = (fn: { node: { defaultChild?: unknown } }) =>
+      functions.find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig.LogGroup.Ref as string;
+    const members = new Map<string, string[]>();
+    for (const fn of stack.namedFunctions().values()) {
       const role = logicalId(fn.role!);
-      const logGroup = resources(template, 'AWS::Lambda::Function').find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig
-        .LogGroup.Ref;
+      members.set(role, [...(members.get(role) ?? []), logGroupOf(fn)]);
+    }
+    for (const [role, logGroups] of members) {
       const statements = resources(template, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === role))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
       const logs = statements.filter((s: { Action: string | string[] }) => [s.Action].flat().some((a) => a.startsWith('logs:')));
-      expect(logs, name).toEqual([
-        expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [logGroup, 'Arn'] } }),
-      ]);
+      expect(logs, role).toHaveLength(1);
+      expect(logs[0].Action, role).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+      const granted = [logs[0].Resource]
+        .flat()
+        .map((r: { 'Fn::GetAtt': [string, string] }) => r['Fn::GetAtt'])
+        .map(([id, attribute]: [string, string]) => (attribute === 'Arn' ? id : `${id}.${attribute}`));
+      expect(granted.sort(), role).toEqual([...logGroups].sort());
       // No managed policy (the default one may write to any log group of the account).
-      expect(resources(template, 'AWS::IAM::Role').find(([id]) => id === role)![1].Properties.ManagedPolicyArns, name).toBeUndefined();
+      expect(resources(template, 'AWS::IAM::Role').find(([id]) => id === role)![1].Properties.ManagedPolicyArns, role).toBeUndefined();
     }
     for (const [, { Properties: p }] of resources(template, 'AWS::Logs::LogGroup')) expect(p.RetentionInDays).toBe(30);
   });
@@ -164,79 +174,106 @@ describe('alarms', () => {
   const named = (suffix: string) => alarms.find((a) => a.AlarmName === `test-stack-${suffix}`);
   const queueName = (q: { node: { defaultChild?: unknown } }) => ({ 'Fn::GetAtt': [logicalId(q), 'QueueName'] });
 
-  it('has one alarm per dead-letter queue, work queue, API figure and function figure, and nothing else', () => {
+  it('has one alarm per queue family, stream consumer, API figure, the failed-invocations queue, the realtime stage and two business figures', () => {
     const queueCount = Object.keys(stack.queues).length;
-    // Plus the change stream's: each consumer's iterator age, its dead-letter queue, and webhook events given up.
-    expect(alarms).toHaveLength(2 * queueCount + 2 * apiCount + 2 * functionCount + streams.length + 2);
+    expect(alarms).toHaveLength(queueCount + streams.length + 1 + 2 * apiCount + 1 + 2);
     for (const a of alarms) {
       expect(a.TreatMissingData).toBe('notBreaching');
       expect(a.AlarmDescription).toContain('docs/operations.md');
     }
   });
 
-  it('fires on any message reaching a dead-letter queue, and on work queue messages older than the threshold', () => {
-    for (const [name, dlq] of Object.entries(stack.deadLetterQueues)) {
-      const alarm = named(`${name}-dead-letters`)!;
-      expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
-      const onDlq = { Name: 'QueueName', Value: queueName(dlq) };
-      if (workers.some((w) => w.deadLetters && w.queue === name)) {
-        // Drained by a worker: its receives count too, or a quick drain would hide the message.
-        const metrics = alarm.Metrics.filter((m: { MetricStat?: unknown }) => m.MetricStat).map(
-          (m: { MetricStat: { Metric: unknown } }) => m.MetricStat.Metric,
-        );
-        expect(metrics).toEqual(
-          expect.arrayContaining([
-            { Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [onDlq] },
-            { Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesReceived', Dimensions: [onDlq] },
-          ]),
-        );
-      } else {
-        expect(alarm).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [onDlq] });
-      }
+  it("reads no function metric but the stream consumers' iterator age: each metric an alarm reads is billed", () => {
+    const lambda = alarms.flatMap(alarmMetrics).filter((m) => m.Namespace === 'AWS/Lambda');
+    expect(lambda.map((m) => m.MetricName)).toEqual(streams.map(() => 'IteratorAge'));
+    // An idle month stays under $5: the dashboard ($3), the sweeper's runs (about $0.02) and $0.10 per alarm metric.
+    expect(billedAlarmMetrics(template)).toBeLessThanOrEqual(ALARM_METRIC_BUDGET);
+  });
+
+  it('covers every function: whatever way it fails ends where an alarm watches', () => {
+    expect(unwatched(template)).toEqual([]);
+    // LocalStack flavour: no WebSocket API, no authorizers.
+    expect(unwatched(synthStack({ target: 'localstack' }, 'LocalStackAlarms').template)).toEqual([]);
+  });
+
+  it('finds a function or a queue nobody watches (a check that cannot fail proves nothing)', () => {
+    const json = structuredClone(template.toJSON()) as { Resources: Record<string, { Type: string }> };
+    const [fn, definition] = Object.entries(json.Resources).find(([, r]) => r.Type === 'AWS::Lambda::Function')!;
+    json.Resources[`${fn}Copy`] = definition;
+    json.Resources.CarelessQueue = { Type: 'AWS::SQS::Queue' };
+    expect(unwatched(Template.fromJSON(json))).toEqual([`${fn}Copy`, 'queue CarelessQueue']);
+  });
+
+  it('fires on a message reaching a dead-letter queue, or on a work queue message older than the threshold, one alarm per family', () => {
+    for (const [name, queue] of Object.entries(stack.queues)) {
+      const alarm = named(`${name}-queue`)!;
+      expect(alarm, name).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 1 });
+      const limit = THRESHOLDS.queueAgeSeconds[name as keyof typeof THRESHOLDS.queueAgeSeconds];
+      expect(alarm.Metrics.find((m: { ReturnData: boolean }) => m.ReturnData).Expression).toContain(`> ${limit}`);
+      const onQueue = { Name: 'QueueName', Value: queueName(queue) };
+      const onDlq = { Name: 'QueueName', Value: queueName(stack.deadLetterQueues[name as keyof typeof stack.deadLetterQueues]) };
+      // Drained by a worker within seconds: its receives count each arrival, where its depth would rarely see one.
+      const deadLetters = workers.some((w) => w.deadLetters && w.queue === name)
+        ? 'NumberOfMessagesReceived'
+        : 'ApproximateNumberOfMessagesVisible';
+      expect(alarmMetrics(alarm)).toEqual(
+        expect.arrayContaining([
+          { Namespace: 'AWS/SQS', MetricName: 'ApproximateAgeOfOldestMessage', Dimensions: [onQueue] },
+          { Namespace: 'AWS/SQS', MetricName: deadLetters, Dimensions: [onDlq] },
+        ]),
+      );
     }
     expect(workers.some((w) => w.deadLetters)).toBe(true);
-    for (const [name, queue] of Object.entries(stack.queues)) {
-      expect(named(`${name}-queue-age`)).toMatchObject({
-        MetricName: 'ApproximateAgeOfOldestMessage',
-        Dimensions: [{ Name: 'QueueName', Value: queueName(queue) }],
-        Threshold: THRESHOLDS.queueAgeSeconds[name as keyof typeof THRESHOLDS.queueAgeSeconds],
-      });
-    }
   });
 
-  it('fires on the 5xx rate and the p99 latency of each API', () => {
+  it('fires on a stream consumer falling behind, and on anything Lambda gives up on (stream batches, scheduled runs)', () => {
+    for (const [consumer, fn] of stack.streamFunctions) {
+      expect(named(`${consumer.name}-iterator-age`)).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'IteratorAge',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }],
+        Threshold: THRESHOLDS.streamIteratorAgeMs,
+      });
+    }
+    expect(named('failed-invocations')).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: queueName(stack.failedInvocationsQueue) }],
+      Threshold: 0,
+    });
+  });
+
+  it('fires on any 5xx and on the p99 latency of each API', () => {
     for (const api of stack.apis.keys()) {
-      const rate = named(`${api}-api-5xx-rate`)!;
-      expect(rate.Threshold).toBe(THRESHOLDS.serverErrorRate);
-      const byId = Object.fromEntries(rate.Metrics.map((m: { Id: string }) => [m.Id, m]));
-      expect(byId[`errors_${api}`].MetricStat.Metric).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError' });
-      expect(byId[`requests_${api}`].MetricStat.Metric).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: 'Count' });
+      expect(named(`${api}-api-5xx`)).toMatchObject({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: '5XXError',
+        Statistic: 'Sum',
+        Dimensions: expect.arrayContaining([{ Name: 'ApiName', Value: `test-stack-${api}` }]),
+        Threshold: 0,
+      });
       const p99 = named(`${api}-api-p99-latency`)!;
       expect(p99.Threshold).toBe(THRESHOLDS.p99LatencyMs[api]);
-      expect(p99.Metrics[0].MetricStat).toMatchObject({
-        Stat: 'p99',
-        Metric: { MetricName: 'Latency', Dimensions: expect.arrayContaining([{ Name: 'ApiName', Value: `test-stack-${api}` }]) },
+      expect(p99).toMatchObject({
+        ExtendedStatistic: 'p99',
+        MetricName: 'Latency',
+        Dimensions: expect.arrayContaining([{ Name: 'ApiName', Value: `test-stack-${api}` }]),
       });
     }
   });
 
-  it('fires on errors and throttles of every function (on the realtime authorizer, on its failed lookups: it refuses by failing)', () => {
-    expect(named('realtime-authorizer-errors')).toBeUndefined();
+  it("fires on the realtime stage's integration and execution errors, and on the realtime authorizer's failed lookups (it refuses by failing)", () => {
+    const errors = named('realtime-api-errors')!;
+    expect(errors.Threshold).toBe(0);
+    const onStage = [
+      { Name: 'ApiId', Value: { Ref: logicalId(stack.realtime!.api) } },
+      { Name: 'Stage', Value: 'prod' },
+    ];
+    expect(alarmMetrics(errors)).toEqual([
+      { Namespace: 'AWS/ApiGateway', MetricName: 'IntegrationError', Dimensions: onStage },
+      { Namespace: 'AWS/ApiGateway', MetricName: 'ExecutionError', Dimensions: onStage },
+    ]);
     expect(named('realtime-authorizer-failures')).toMatchObject({ MetricName: 'RealtimeAuthorizerFailures', Threshold: 0 });
-    for (const [name, fn] of stack.namedFunctions()) {
-      for (const [kind, metric] of [
-        ['errors', 'Errors'],
-        ['throttles', 'Throttles'],
-      ]) {
-        if (kind === 'errors' && REFUSES_BY_FAILING.has(name)) continue;
-        expect(named(`${name}-${kind}`), `${name} ${kind}`).toMatchObject({
-          Namespace: 'AWS/Lambda',
-          MetricName: metric,
-          Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }],
-          Threshold: 0,
-        });
-      }
-    }
+    expect(named('webhook-delivery-failures')).toMatchObject({ MetricName: 'WebhookEventsFailed', Threshold: 0 });
     expect(stack.namedFunctions().size).toBe(
       routes.length + 2 * apiCount + workers.length + streams.length + 1 + realtime.routes.length + 1,
     );

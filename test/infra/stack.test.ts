@@ -1,3 +1,4 @@
+import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
@@ -5,6 +6,7 @@ import { AUTHORIZATION_PATTERN, generateSecretKey, generateToken } from '../../s
 import { tableDefinition } from '../../shared/db/table-definition.ts';
 import { queues, queueUrlEnv, type QueueDefinition } from '../../shared/queues.ts';
 import { authorizer, realtime, routes, schedules, streams, workers, type ApiName, type QueueName } from '../../shared/routes.ts';
+import { FunctionRoles, MAX_FUNCTIONS_PER_ROLE } from '../../infra/roles.ts';
 import { DEPLOY_NODE_MAJOR, lambdaRuntime, parseMajor } from '../../infra/runtime.ts';
 import { assertWorkerFitsQueue } from '../../infra/stack.ts';
 import { logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
@@ -245,12 +247,12 @@ describe('least privilege', () => {
 
   it('lets only functions whose row sends to a queue send, and gives them its URL', () => {
     for (const { fn, sends = [] } of allFunctions()) {
-      // A stream consumer also sends the records it gives up on to the stream's dead-letter queue (its failure destination).
-      const consumesStream = [...stack.streamFunctions.values()].includes(fn as never);
-      expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0 || consumesStream);
+      // A stream consumer's or a schedule's failure destination gets what Lambda gives up on: it sends there too.
+      const givesUp = [...stack.streamFunctions.values(), ...stack.scheduleFunctions.values()].includes(fn as never);
+      expect(policyActions(fn).includes('sqs:SendMessage')).toBe(sends.length > 0 || givesUp);
       // ...and only to the queues the row names.
       const sendTargets = [...(sqsGrants(fn).get('sqs:SendMessage') ?? [])].sort();
-      const failureDestination = consumesStream ? [logicalId(stack.streamDeadLetterQueue)] : [];
+      const failureDestination = givesUp ? [logicalId(stack.failedInvocationsQueue)] : [];
       expect(sendTargets).toEqual([...[...new Set(sends)].map((q) => logicalId(stack.queues[q])), ...failureDestination].sort());
       const env = envOf(fn);
       for (const q of Object.keys(queues) as QueueName[]) {
@@ -273,6 +275,93 @@ describe('least privilege', () => {
       expect(receive).toEqual([logicalId(source)]);
       expect([...(sqsGrants(fn).get('sqs:DeleteMessage') ?? [])]).toEqual([logicalId(source)]);
     }
+  });
+});
+
+describe('function roles', () => {
+  const profileOf = ({
+    table,
+    sends = [],
+    decrypts,
+    seals,
+    manages,
+  }: {
+    table?: string;
+    sends?: readonly string[];
+    decrypts?: boolean;
+    seals?: boolean;
+    manages?: boolean;
+  }) => JSON.stringify([table ?? null, [...new Set(sends)].sort(), decrypts === true, seals === true, manages === true]);
+  const rows = () => {
+    const out: { fn: IFunction; profile: string }[] = [];
+    for (const built of stack.apis.values()) {
+      out.push({ fn: built.authorizerFunction!, profile: profileOf(authorizer) });
+      out.push({ fn: built.fallbackFunction, profile: profileOf({}) });
+      for (const [route, fn] of built.routeFunctions) out.push({ fn, profile: profileOf(route) });
+    }
+    out.push({ fn: stack.realtime!.authorizerFunction, profile: profileOf(realtime.authorizer) });
+    for (const [route, fn] of stack.realtime!.routeFunctions) out.push({ fn, profile: profileOf(route) });
+    return out;
+  };
+  const eventDriven = () => [...stack.workerFunctions.values(), ...stack.streamFunctions.values(), ...stack.scheduleFunctions.values()];
+
+  it('gives the API functions one role per grant profile: the same role for the same grants, another for any difference', () => {
+    const roleOf = (fn: IFunction) => logicalId(fn.role!);
+    const byProfile = new Map<string, Set<string>>();
+    for (const { fn, profile } of rows()) byProfile.set(profile, (byProfile.get(profile) ?? new Set()).add(roleOf(fn)));
+    for (const [profile, roles] of byProfile) expect([...roles], profile).toHaveLength(1);
+    const roles = [...byProfile.values()].map((r) => [...r][0]);
+    expect(new Set(roles).size).toBe(byProfile.size);
+    // Shared in practice: the read-only routes and the authorizers, for one.
+    expect(byProfile.size).toBeLessThan(rows().length / 2);
+  });
+
+  it('gives a worker, a stream consumer and a schedule a role of its own: its event source or failure destination grants are its alone', () => {
+    const shared = new Set(rows().map(({ fn }) => logicalId(fn.role!)));
+    const own = eventDriven().map((fn) => logicalId(fn.role!));
+    expect(new Set(own).size).toBe(own.length);
+    for (const role of own) expect(shared.has(role)).toBe(false);
+    // Every role of the template is one of these, or API Gateway's account-wide logging role.
+    template.resourceCountIs('AWS::IAM::Role', shared.size + own.length + 1);
+  });
+
+  it("splits a profile with more members than one role's inline policy can name log groups for", () => {
+    const scope = new Stack(testApp(), 'Roles');
+    const roles = new FunctionRoles(scope);
+    const members = Array.from({ length: MAX_FUNCTIONS_PER_ROLE + 1 }, () => roles.roleFor({ table: 'read' }));
+    expect(new Set(members.slice(0, MAX_FUNCTIONS_PER_ROLE)).size).toBe(1);
+    expect(members.at(-1)).not.toBe(members[0]);
+    expect(roles.roleFor({ table: 'read', sends: ['purge', 'purge'] })).toBe(roles.roleFor({ table: 'read', sends: ['purge'] }));
+    expect(roles.roleFor({ table: 'read' }, 'Own')).not.toBe(members.at(-1));
+  });
+});
+
+/**
+ * CloudFormation refuses a stack of more than 500 resources. 50 are kept
+ * below that for a change that adds several at once (a worker with its queue
+ * family is about ten); docs/deploying.md ("Resource budget") has the
+ * arithmetic of what still fits.
+ */
+const RESOURCE_BUDGET = 450;
+
+describe('resource budget', () => {
+  it(`stays within ${RESOURCE_BUDGET} resources, under CloudFormation's 500 per stack`, () => {
+    const count = Object.keys(template.toJSON().Resources).length;
+    expect(count).toBeLessThanOrEqual(RESOURCE_BUDGET);
+  });
+
+  it('adds to it per function only the function, its log group and what invokes it', () => {
+    const functions = allFunctions().length;
+    // One log group per function, and each stage's access log.
+    template.resourceCountIs('AWS::Logs::LogGroup', functions + apiNames.length + 1);
+    // One invoke permission per route (its stage's method only), the fallback's and the authorizer's per API,
+    // the realtime routes' and authorizer's, the schedules' rules.
+    template.resourceCountIs(
+      'AWS::Lambda::Permission',
+      routes.length + 2 * apiNames.length + realtime.routes.length + 1 + schedules.length,
+    );
+    // Alarms watch families, not functions (docs/operations.md, Alarms).
+    expect(Object.keys(resources('AWS::CloudWatch::Alarm')).length).toBeLessThan(functions / 2);
   });
 });
 
@@ -616,6 +705,20 @@ describe('schedules', () => {
       });
     }
   });
+
+  it('sends a failed run to the failed-invocations queue at once: the next run, a period later, does the same work', () => {
+    const configs = Object.values(resources('AWS::Lambda::EventInvokeConfig')).map(({ Properties: p }) => p);
+    expect(configs).toHaveLength(schedules.length);
+    for (const [schedule, fn] of stack.scheduleFunctions) {
+      expect(configs.find((c) => c.FunctionName.Ref === logicalId(fn))).toEqual({
+        FunctionName: { Ref: logicalId(fn) },
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 60 * schedule.everyMinutes,
+        DestinationConfig: { OnFailure: { Destination: getAtt(logicalId(stack.failedInvocationsQueue)) } },
+      });
+    }
+  });
 });
 
 describe('the change stream', () => {
@@ -638,7 +741,7 @@ describe('the change stream', () => {
           BisectBatchOnFunctionError: true,
           MaximumRetryAttempts: consumer.retryAttempts,
           StartingPosition: 'TRIM_HORIZON',
-          DestinationConfig: { OnFailure: { Destination: getAtt(logicalId(stack.streamDeadLetterQueue)) } },
+          DestinationConfig: { OnFailure: { Destination: getAtt(logicalId(stack.failedInvocationsQueue)) } },
         }),
       );
       const pattern = JSON.parse(p.FilterCriteria.Filters[0].Pattern);
@@ -657,6 +760,21 @@ describe('the change stream', () => {
       JSON.stringify(p.Properties.PolicyDocument).includes('kms:Decrypt'),
     );
     expect(decrypting).toHaveLength(1);
+  });
+
+  it('lets only the routes that make a webhook secret seal it (kms:Encrypt), with the key named', () => {
+    const sealing = routes.filter((r) => r.seals).map((r) => `${r.method} ${r.path}`);
+    expect(sealing).toEqual(['POST /v1/webhook_endpoints', 'POST /v1/webhook_endpoints/{id}/rotate_secret']);
+    const encrypting = Object.values(resources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('kms:Encrypt'),
+    );
+    // One role: the two routes share their grant profile
+    expect(encrypting).toHaveLength(1);
+    for (const route of routes.filter((r) => r.seals)) {
+      const fn = stack.apis.get(route.api)!.routeFunctions.get(route)!;
+      expect(envOf(fn).WEBHOOK_KMS_KEY_ID).toEqual(getAtt(logicalId(stack.webhookKey)));
+      expect(JSON.stringify(encrypting[0]!.Properties.Roles)).toContain(logicalId(fn.role!));
+    }
   });
 });
 

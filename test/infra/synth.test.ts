@@ -93,6 +93,9 @@ describe('cdk synth', () => {
         ) as Record<string, string>),
         // A route's own @connections endpoint: on AWS the https URL of the event's domain and stage, here the local server's (as npm start sets it).
         REALTIME_ENDPOINT: realtimeServer.callbackUrl,
+        // Loopback webhook receivers, and secrets sealed with a local key where KMS seals them on AWS, as under npm start.
+        ALLOW_PRIVATE_WEBHOOKS: 'true',
+        WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
       };
       const localValidator = { DNS_SERVERS: env!.dns.address, ALLOW_PRIVATE_MX: 'true', DNS_TIMEOUT_MS: '400', DNS_TRIES: '2' };
       invoke = bundleInvoker(
@@ -171,6 +174,42 @@ describe('cdk synth', () => {
         }),
       );
       await eventually(() => queueEmpty(urls.delivery));
+    });
+
+    it('answer every platform route with the secret key', async () => {
+      const t = await aTenant();
+      const as = { token: t.secretKey };
+      const ok = async (method: string, path: string, form?: Record<string, string>, json?: unknown) => {
+        const res = await messaging.call(method, path, { ...as, ...(form ? { form } : {}), ...(json ? { json } : {}) });
+        expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+        return res.body;
+      };
+      const contact = await ok('POST', '/v1/contacts', { username: 'bundle' });
+      await ok('GET', '/v1/contacts');
+      await ok('GET', `/v1/contacts/${contact.id}`);
+      await ok('PUT', `/v1/contacts/${contact.id}`, { phone_number: '+15550100077' });
+      const token = await ok('POST', `/v1/contacts/${contact.id}/tokens`, {});
+      await ok('GET', `/v1/contacts/${contact.id}/tokens`);
+      await ok('DELETE', `/v1/contacts/${contact.id}/tokens/${token.id}`);
+      const group = await ok('POST', '/v1/groups', undefined, { name: 'bundle', members: [contact.id] });
+      await ok('GET', '/v1/groups');
+      await ok('GET', `/v1/groups/${group.id}`);
+      await ok('PUT', `/v1/groups/${group.id}`, { name: 'renamed' });
+      await ok('POST', `/v1/groups/${group.id}/members`, { contact_id: t.userContactId });
+      await ok('GET', `/v1/groups/${group.id}/members`);
+      await ok('DELETE', `/v1/groups/${group.id}/members/${t.userContactId}`);
+      await ok('DELETE', `/v1/groups/${group.id}`);
+      await ok('DELETE', `/v1/contacts/${contact.id}`);
+      const hook = await ok('POST', '/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/bundle' });
+      await ok('GET', '/v1/webhook_endpoints');
+      await ok('GET', `/v1/webhook_endpoints/${hook.id}`);
+      await ok('PUT', `/v1/webhook_endpoints/${hook.id}`, { url: 'http://127.0.0.1:9/other' });
+      await ok('POST', `/v1/webhook_endpoints/${hook.id}/rotate_secret`, {});
+      await ok('DELETE', `/v1/webhook_endpoints/${hook.id}`);
+      expect((await ok('GET', '/v1/account')).id).toBe(t.accountId);
+      expect((await email.call('GET', '/api/v1/account', as)).body.id).toBe(t.accountId);
+      // A user token is refused by the bundle of a platform route
+      expect((await messaging.call('GET', '/v1/contacts', { token: t.token })).status).toBe(403);
     });
 
     it('answer every route of the email API, with the worker validating from its queue', async () => {
