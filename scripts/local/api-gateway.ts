@@ -19,6 +19,13 @@ export interface HttpRequest {
 /** API Gateway's REST payload limit is 10 MB; the handlers enforce the API's smaller one (docs/api-conventions.md, Limits). */
 const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 
+/** A loop rather than `/\/+$/`, which retries from every slash of a long run of them that does not end the path: quadratic. */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path[end - 1] === '/') end--;
+  return path.slice(0, end);
+}
+
 /**
  * Emulates API Gateway REST with proxy integrations: route from the shared
  * route table, run the TOKEN authorizer, build the v1 proxy event, invoke the
@@ -36,7 +43,7 @@ export async function dispatch(
   const requestId = randomUUID();
   const url = new URL(request.url, 'http://localhost');
   // Path parameters are decoded once, segment by segment, by the route matcher.
-  const path = url.pathname.replace(/\/+$/, '') || '/';
+  const path = withoutTrailingSlashes(url.pathname) || '/';
   const event = proxyEvent(api, request, url, path, requestId);
   const origin = header(event, 'origin');
   if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId, origin);

@@ -12,7 +12,7 @@ import { logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
 const { stack, template } = synthStack();
 const logicalId = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
 const apiNames = [...new Set(routes.map((r) => r.api))];
-const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase());
+const pascal = (s: string) => s.replace(/(^|[^a-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase());
 const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 const apiOf = (name: ApiName) => stack.apis.get(name)!;
 // CloudFormation JSON, read by assertions: `any` keeps them short.
