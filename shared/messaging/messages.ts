@@ -111,8 +111,9 @@ async function sendToGroup(who: Principal, groupId: string, message: NewMessage,
   return failed;
 }
 
-export async function getMessage(who: Principal, id: string): Promise<Message> {
-  const message = await messages.findMessage(who, id);
+/** `toChange`: for a change, which a removed group member may not make (see findMessage): 404 as for a message they never had. */
+export async function getMessage(who: Principal, id: string, toChange = false): Promise<Message> {
+  const message = await messages.findMessage(who, id, toChange);
   if (!message) throw notFound('message', id, 'id');
   return message;
 }
@@ -194,13 +195,14 @@ const MAX_ATTEMPTS = 3;
  * concurrent reactions, attachments and read marks all land without retries;
  * concurrent text edits: the last one wins. The text and attachments are
  * the sender's alone; any participant reacts and reads (`read` reads every
- * earlier message of the thread too, for this reader only).
+ * earlier message of the thread too, for this reader only). A member removed
+ * from the group since changes nothing: 404 (getMessage's `toChange`).
  */
 export async function updateMessage(who: Principal, id: string, update: MessageUpdate): Promise<Message> {
   const changes = update.reactions === undefined ? undefined : reactionChanges(update.reactions);
   const updated = await retryOnConflict(
     async () => {
-      const current = await getMessage(who, id);
+      const current = await getMessage(who, id, true);
       if (current.contact_id !== who.contactId && (update.message !== undefined || update.attachments !== undefined)) {
         throw senderOnly(update.message !== undefined ? 'message' : 'attachments');
       }
@@ -227,7 +229,7 @@ const senderOnly = (param: string) =>
 
 /** The sender's delete removes the message for every participant; their pins of it are cleared. */
 export async function deleteMessage(who: Principal, id: string): Promise<void> {
-  const message = await getMessage(who, id);
+  const message = await getMessage(who, id, true);
   if (message.contact_id !== who.contactId) throw forbidden('Only the sender of a message can delete it', 'id');
   const own: NamedItems = [['message', contentGone(message)], ...participantGone(who, message.conversation_id, id, 'any')];
   const other = otherInThread(message.thread, who.contactId);
