@@ -506,7 +506,9 @@ export interface MessageWrite {
   bytesDelta: number;
   /** Bounds the write's conditions enforce against the item as stored, whatever ran concurrently. */
   limits: { names: number; contactsPerName: number; attachments: number; extrasBytes: number };
+  /** updated_at, seconds; `at` the same instant in ms, which the write carries (its event's time). */
   now: number;
+  at: number;
 }
 
 /**
@@ -545,7 +547,7 @@ export async function writeMessage(owner: Owner, current: Message, w: MessageWri
     write.add`extras_bytes ${w.bytesDelta}`;
     if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
   }
-  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW'));
+  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
   return out ? asReadBy(owner.contactId, out, current) : 'failed';
 }
 

@@ -29,7 +29,7 @@ import {
 } from '#shared/messaging/reactions';
 import { MAX_EXTRAS_BYTES } from '#shared/messaging/size';
 import type { Hold } from '#shared/data/idempotency';
-import { derivedId, newId, nowSeconds } from '#shared/util/ids';
+import { derivedId, newId } from '#shared/util/ids';
 import { countMetric } from '#shared/util/metrics';
 
 const tooLarge = (param: string) =>
@@ -78,15 +78,16 @@ export async function sendMessage(
   ];
   const failed =
     view.contact_id !== null
-      ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId } }, own)
-      : await sendToGroup(who, view.group_id!, message, own);
+      ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId }, at: now }, own)
+      : await sendToGroup(who, view.group_id!, message, own, now);
   if (failed.includes('conversation')) throw notFound('conversation', input.conversation_id, 'conversation_id');
   if (failed.length > 0) throw new Error(`storing a message failed on ${failed.join(', ')}`);
   countMetric('messagesSent');
   return { ...message, conversation_id: view.id, reactions: [], read_at: null, updated_at: null };
 }
 
-async function sendToGroup(who: Principal, groupId: string, message: NewMessage, own: NamedItems): Promise<string[]> {
+/** `now`: the message's creation time, which its writes carry. */
+async function sendToGroup(who: Principal, groupId: string, message: NewMessage, own: NamedItems, now: number): Promise<string[]> {
   const members = await groupMembers(who.accountId, groupId);
   if (!members.includes(who.contactId)) throw forbidden('Only a member of the group can send to its conversation', 'conversation_id');
   const recipients = members.filter((c) => c !== who.contactId);
@@ -106,7 +107,7 @@ async function sendToGroup(who: Principal, groupId: string, message: NewMessage,
             }),
           ],
         ];
-  const failed = await transactNamed([...own, ...fanout]);
+  const failed = await transactNamed([...own, ...fanout], undefined, now);
   if (failed.length === 0 && recipients.length > 0) await startFanout(who.accountId, message.id, Date.now() + INLINE_MS);
   return failed;
 }
@@ -163,6 +164,7 @@ function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType
   const attachments = update.attachments === undefined ? undefined : planAttachments(current.attachments, update.attachments);
   const text = update.message !== undefined && update.message !== current.message ? update.message : undefined;
   const bytesDelta = (reactions?.bytesDelta ?? 0) + (attachments?.bytesDelta ?? 0);
+  const at = Date.now();
   if (bytesDelta > 0 && current.extras_bytes + bytesDelta > MAX_EXTRAS_BYTES) {
     throw tooLarge(reactions && reactions.bytesDelta > 0 ? 'reactions' : 'attachments');
   }
@@ -182,7 +184,8 @@ function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType
       attachments: MAX_ATTACHMENTS,
       extrasBytes: MAX_EXTRAS_BYTES,
     },
-    now: nowSeconds(),
+    now: Math.floor(at / 1000),
+    at,
   };
   return write;
 }
