@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
@@ -301,6 +302,17 @@ describe('REST APIs', () => {
         .sort(),
     ).toEqual(apiNames.map((a) => `${pascal(a)}ApiUrl`).sort());
     template.hasOutput('TableName', { Value: { Ref: logicalId(stack.table) } });
+  });
+
+  it('lists every output in docs/deploying.md, and nothing else there', () => {
+    // Given the list under "The stack (`infra/`) prints these outputs:"
+    const docs = readFileSync('docs/deploying.md', 'utf8');
+    const list = docs.slice(docs.indexOf('prints these outputs:')).split('\n\n')[1]!;
+    const documented = [...list.matchAll(/^- `(\w+)`/gm)].map((m) => m[1]!);
+    // Then it names exactly the stack's outputs (but the endpoints CDK adds to each REST API, which it mentions after the list)
+    const outputs = Object.keys(template.findOutputs('*')).filter((name) => !/^\w+ApiEndpoint[0-9A-F]{8}$/.test(name));
+    expect(documented.length).toBeGreaterThan(0);
+    expect(documented.sort()).toEqual(outputs.sort());
   });
 
   it('builds the messaging and the email API', () => {
