@@ -6,7 +6,7 @@ import { corsOrigins, preflightHeaders } from '#shared/http/cors';
 import { AUTHORIZATION_PATTERN } from '#shared/data/tokens';
 import { apiMethods, authorizer, DEFAULT_TIMEOUT_SECONDS, fallback, resolveRoute, STAGE_NAME, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
-import type { AccountRateLimiter } from './rate-limiter.ts';
+import { rateLimitHeaders, type AccountRateLimiter } from './rate-limiter.ts';
 
 export interface HttpRequest {
   method: string;
@@ -73,11 +73,15 @@ export async function dispatch(
   if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId, origin);
   // The usage plan's place: after the authorizer named the account, before the integration runs.
   const accountId = auth.context?.accountId;
+  let quota: Record<string, string> = {};
   if (limiter && typeof accountId === 'string') {
     const admission = await limiter.admit(accountId);
-    if (!admission.admitted) return gatewayError('THROTTLED', requestId, origin, { 'Retry-After': String(admission.retryAfterSeconds) });
+    quota = rateLimitHeaders(admission.quota);
+    if (!admission.admitted) {
+      return gatewayError('THROTTLED', requestId, origin, { 'Retry-After': String(admission.retryAfterSeconds), ...quota });
+    }
   }
-  return invoke(
+  const result = await invoke<APIGatewayProxyResult>(
     match.route.handler,
     {
       ...event,
@@ -91,6 +95,8 @@ export async function dispatch(
     },
     match.route.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
   );
+  // Every answer counted against the account tells it where its budget stands, errors included.
+  return Object.keys(quota).length ? { ...result, headers: { ...result.headers, ...quota } } : result;
 }
 
 function proxyEvent(api: ApiName, request: HttpRequest, url: URL, path: string, requestId: string): APIGatewayProxyEvent {
