@@ -1,12 +1,16 @@
 // ESLint for the TypeScript sources (`npm run lint`, run by .ci/run). Formatting is Prettier's
 // business (.prettierrc.json), so no stylistic rule is here.
 import js from '@eslint/js';
+import regexp from 'eslint-plugin-regexp';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.local/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // Regular expressions: mistakes, and patterns whose backtracking is polynomial or exponential in the
+  // input (no-super-linear-backtracking, no-dupe-disjunctions, no-misleading-capturing-group ...).
+  regexp.configs['flat/recommended'],
   {
     rules: {
       // A leading underscore marks a value left out on purpose (`const { pk: _pk, ...rest } = item`).
@@ -16,6 +20,16 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
       ],
+      // The recommended set's matters of style (`\w` for `[A-Za-z0-9_]`, the `i` flag's ranges, groups left capturing).
+      'regexp/prefer-w': 'off',
+      'regexp/use-ignore-case': 'off',
+      'regexp/no-unused-capturing-group': 'off',
     },
+  },
+  {
+    // The code that sees request, network and log text: also no pattern that, searching a long input, retries
+    // from every position (quadratic), as `/[^@]+@x/g` over a run without `@` does. Tests and tools read our own files.
+    files: ['shared/**', 'functions/**', 'scripts/**'],
+    rules: { 'regexp/no-super-linear-move': 'error' },
   },
 );

@@ -177,7 +177,7 @@ function logLevel(raw: string | undefined): LogLevel {
 }
 
 function email(raw: string | undefined): string | undefined {
-  if (raw !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(raw)) {
+  if (raw !== undefined && !/^[^\s@]+@(?:[^\s.@]+\.)+[^\s.@]+$/.test(raw)) {
     throw new DeploySettingError(`${SETTING.alarmEmail} must be an e-mail address, got '${raw}'`);
   }
   return raw;

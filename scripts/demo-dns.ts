@@ -7,11 +7,11 @@
  */
 import { startDnsServer } from './local/dns-server.ts';
 import { demoZones } from './local/demo-zones.ts';
+import { stopWithParent } from './local/stop-with-parent.ts';
 
 const port = Number(process.env.DNS_DEMO_PORT ?? 5353);
 const server = await startDnsServer(demoZones, { port });
 console.log(`DNS_SERVERS=${server.address}`);
 console.log(`Zones: ${Object.keys(demoZones).join(', ')}; any other name is NXDOMAIN.`);
-const stop = () => void server.stop().then(() => process.exit(0));
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+// SIGTERM or SIGINT to npm alone reaches only its shell: this process stops when that is gone too.
+stopWithParent(() => server.stop().then(() => process.exit(0)));

@@ -7,6 +7,7 @@ import { portInUse } from './local/ports.ts';
 import { startLocalRuntime } from './local/runtime.ts';
 import { seedDemo, type DemoSeed } from './local/seed.ts';
 import { LOCAL_DIR, RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
+import { stopWithParent } from './local/stop-with-parent.ts';
 
 // The SDK warns about Node 20 on every client; Lambda runs the major in .nvmrc and the warning says nothing actionable here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -105,18 +106,9 @@ for (const [name, value] of Object.entries(printed)) console.log(`${name}=${valu
 if (corsOrigins().length) console.log(`CORS allowed for: ${corsOrigins().join(', ')}`);
 console.log(`Ready. Load these values into a shell with: source ${ENV_FILE}. Ctrl-C stops everything.`);
 
-let stopping = false;
-const shutdown = async () => {
-  if (stopping) return;
-  stopping = true;
+// Ctrl-C, an IDE's stop button (SIGTERM to npm), a closed terminal: all stop everything, Java included.
+stopWithParent(async () => {
   rmSync(RUNTIME_FILE, { force: true });
   await stack.stop();
   process.exit(0);
-};
-// Ctrl-C, an IDE's stop button (SIGTERM), a closed terminal (SIGHUP): all stop everything, Java included.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown());
-// npm does not pass SIGTERM on to its script: when the process that started this one is gone, stop too.
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) void shutdown();
-}, 250).unref();
+});

@@ -29,7 +29,17 @@ export const defaultUsagePlanName = (stackName: string) => `${stackName}-account
 export const accountUsagePlanName = (stackName: string, accountId: string) => `${stackName}-account-${accountId}`;
 export const usageKeyName = (stackName: string, accountId: string) => `${stackName}-${accountId}`;
 
-export type Admission = { admitted: true } | { admitted: false; retryAfterSeconds: number };
+/** Where a key's bucket stands after a request: what the IETF RateLimit header fields say. */
+export interface Quota {
+  /** Requests the bucket holds when full (the burst). */
+  limit: number;
+  /** Whole requests left in it now. */
+  remaining: number;
+  /** Seconds until it is full again (0 when it is). */
+  resetSeconds: number;
+}
+
+export type Admission = ({ admitted: true } | { admitted: false; retryAfterSeconds: number }) & { quota: Quota };
 
 interface Bucket {
   tokens: number;
@@ -66,9 +76,9 @@ export class TokenBuckets {
     this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      return { admitted: true };
+      return { admitted: true, quota: quotaOf(bucket) };
     }
-    return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / limits.rateLimit)) };
+    return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / limits.rateLimit)), quota: quotaOf(bucket) };
   }
 
   private dropFull(now: number): void {
@@ -77,3 +87,9 @@ export class TokenBuckets {
     }
   }
 }
+
+const quotaOf = (b: Bucket): Quota => ({
+  limit: b.limits.burstLimit,
+  remaining: Math.floor(b.tokens),
+  resetSeconds: Math.ceil((b.limits.burstLimit - b.tokens) / b.limits.rateLimit),
+});

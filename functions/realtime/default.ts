@@ -3,6 +3,8 @@ import { callbackOf, connectionPrincipal, type WebSocketEvent } from '#shared/re
 import { postFrame } from '#shared/realtime/push';
 import { instrumented } from '#shared/util/invocation';
 
+const MAX_FRAME_CHARS = 1024;
+
 /**
  * `$default`: every frame a client sends. The socket carries events to the
  * client; the one thing a client says is `{"action":"ping"}`, answered
@@ -14,7 +16,8 @@ export const handler = instrumented(async (event: WebSocketEvent) => {
   const { connectionId } = event.requestContext;
   let action: unknown;
   try {
-    action = (JSON.parse(event.body ?? '') as { action?: unknown }).action;
+    // A ping is a few bytes: a longer frame is answered without being parsed.
+    action = (event.body ?? '').length <= MAX_FRAME_CHARS ? (JSON.parse(event.body ?? '') as { action?: unknown }).action : undefined;
   } catch {
     action = undefined;
   }

@@ -6,7 +6,7 @@ import { corsOrigins, preflightHeaders } from '#shared/http/cors';
 import { AUTHORIZATION_PATTERN } from '#shared/data/tokens';
 import { apiMethods, authorizer, DEFAULT_TIMEOUT_SECONDS, fallback, resolveRoute, STAGE_NAME, type ApiName } from '#shared/routes';
 import { invokeSource, type Invoker } from './lambda.ts';
-import type { AccountRateLimiter } from './rate-limiter.ts';
+import { rateLimitHeaders, type AccountRateLimiter } from './rate-limiter.ts';
 
 export interface HttpRequest {
   method: string;
@@ -18,6 +18,13 @@ export interface HttpRequest {
 
 /** API Gateway's REST payload limit is 10 MB; the handlers enforce the API's smaller one (docs/api-conventions.md, Limits). */
 const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
+
+/** A loop rather than `/\/+$/`, which retries from every slash of a long run of them that does not end the path: quadratic. */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path[end - 1] === '/') end--;
+  return path.slice(0, end);
+}
 
 /**
  * Emulates API Gateway REST with proxy integrations: route from the shared
@@ -36,7 +43,7 @@ export async function dispatch(
   const requestId = randomUUID();
   const url = new URL(request.url, 'http://localhost');
   // Path parameters are decoded once, segment by segment, by the route matcher.
-  const path = url.pathname.replace(/\/+$/, '') || '/';
+  const path = withoutTrailingSlashes(url.pathname) || '/';
   const event = proxyEvent(api, request, url, path, requestId);
   const origin = header(event, 'origin');
   if (Buffer.byteLength(request.body) > GATEWAY_MAX_BODY) return gatewayError('REQUEST_TOO_LARGE', requestId, origin);
@@ -66,11 +73,15 @@ export async function dispatch(
   if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return gatewayError('ACCESS_DENIED', requestId, origin);
   // The usage plan's place: after the authorizer named the account, before the integration runs.
   const accountId = auth.context?.accountId;
+  let quota: Record<string, string> = {};
   if (limiter && typeof accountId === 'string') {
     const admission = await limiter.admit(accountId);
-    if (!admission.admitted) return gatewayError('THROTTLED', requestId, origin, { 'Retry-After': String(admission.retryAfterSeconds) });
+    quota = rateLimitHeaders(admission.quota);
+    if (!admission.admitted) {
+      return gatewayError('THROTTLED', requestId, origin, { 'Retry-After': String(admission.retryAfterSeconds), ...quota });
+    }
   }
-  return invoke(
+  const result = await invoke<APIGatewayProxyResult>(
     match.route.handler,
     {
       ...event,
@@ -84,6 +95,8 @@ export async function dispatch(
     },
     match.route.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
   );
+  // Every answer counted against the account tells it where its budget stands, errors included.
+  return Object.keys(quota).length ? { ...result, headers: { ...result.headers, ...quota } } : result;
 }
 
 function proxyEvent(api: ApiName, request: HttpRequest, url: URL, path: string, requestId: string): APIGatewayProxyEvent {

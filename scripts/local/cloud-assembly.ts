@@ -5,6 +5,14 @@ import { authorizer, fallback, realtime, routes, schedules, streams, workers, ty
 import { queues } from '#shared/queues';
 import { lambdaContext, type FunctionRef, type Invoker } from './lambda.ts';
 
+/** `webhook-events` -> `WebhookEvents`, as infra/functions.ts makes construct ids (not imported: it loads aws-cdk-lib). */
+const pascalCase = (s: string) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
+
 /**
  * Runs the functions as `cdk synth` wrote them into a cloud assembly
  * (cdk.out), wired from the synthesized template itself: which function each
@@ -156,7 +164,7 @@ export class CloudAssembly {
 
   /** The function a DynamoDB stream event source mapping feeds, by its construct id (`<Name>StreamFn`). */
   streamConsumer(name: string): AssemblyFunction {
-    const prefix = name.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase()) + 'StreamFn';
+    const prefix = pascalCase(name) + 'StreamFn';
     const found = this.ofType('AWS::Lambda::EventSourceMapping').find(
       ([, r]) => r.Properties.EventSourceArn['Fn::GetAtt']?.[1] === 'StreamArn' && String(r.Properties.FunctionName.Ref).startsWith(prefix),
     );

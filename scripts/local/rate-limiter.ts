@@ -1,5 +1,5 @@
 import { getAccount } from '#shared/data/accounts';
-import { DEFAULT_ACCOUNT_LIMITS, MAX_RATE_LIMIT, TokenBuckets, type Admission, type RateLimits } from '#shared/rate-limits';
+import { DEFAULT_ACCOUNT_LIMITS, MAX_RATE_LIMIT, TokenBuckets, type Admission, type Quota, type RateLimits } from '#shared/rate-limits';
 
 /** What the local gateway asks before it invokes a handler for an authenticated account. */
 export interface AccountRateLimiter {
@@ -50,3 +50,16 @@ function positive(raw: string | undefined, name: string, fallback: number, integ
   }
   return value;
 }
+
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers,
+ * the three-field form) for an answer counted against an account: the
+ * burst, the requests left, the seconds until the bucket is full again.
+ * Local only: API Gateway's usage plans throttle without telling a client
+ * its budget, and a header added by the functions could not know it.
+ */
+export const rateLimitHeaders = (quota: Quota): Record<string, string> => ({
+  'RateLimit-Limit': String(quota.limit),
+  'RateLimit-Remaining': String(quota.remaining),
+  'RateLimit-Reset': String(quota.resetSeconds),
+});

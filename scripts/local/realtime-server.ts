@@ -44,7 +44,12 @@ const handlerOf = (route: '$connect' | '$disconnect' | '$default') => realtime.r
 
 export async function startRealtimeServer(port: number, host = '127.0.0.1', run: Invoker = invokeSource): Promise<RunningRealtime> {
   const sockets = new Map<string, WebSocket>();
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols, req) => (req as Accepted).accepted ?? false });
+  // API Gateway's WebSocket frames are at most 128 KB; ws alone would take 100 MiB.
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 128 * 1024,
+    handleProtocols: (protocols, req) => (req as Accepted).accepted ?? false,
+  });
   type Accepted = IncomingMessage & { accepted?: string };
   // Known once the server listens (port 0 picks one).
   let domainName = `${host}:${port}`;

@@ -39,10 +39,36 @@ export interface StreamSourceOptions {
 interface ShardCheckpoint {
   resume?: string;
   recent: { seq: string; at: number }[];
+  /** When this process first saw each recent record (see recordTimeMs): a replay dates them, so ids them, the same. */
+  seen?: Record<string, number>;
 }
 type Checkpoints = Record<string, ShardCheckpoint>;
 
 const REPLAY_MS = 30_000;
+
+/**
+ * DynamoDB Local dates its records only to the minute (AWS to the second).
+ * Inserts and updates carry their own time (shared/webhooks/publish.ts); a
+ * delete does not, so its time is the first moment a poller of this process
+ * saw the record, kept within its minute: the changes are read within tens
+ * of ms of their commit. Shared by every consumer of the process (their
+ * events of one change agree), and kept with the checkpoints for the replay
+ * window.
+ */
+const firstSeen = new Map<string, number>();
+const MAX_SEEN = 50_000;
+
+function recordTimeMs(streamArn: string | undefined, record: _Record, now: number): number {
+  const approx = record.dynamodb?.ApproximateCreationDateTime?.getTime() ?? now;
+  if (approx % 60_000 !== 0) return approx;
+  const key = `${streamArn}#${record.dynamodb?.SequenceNumber}`;
+  let seen = firstSeen.get(key);
+  if (seen === undefined) {
+    if (firstSeen.size >= MAX_SEEN) firstSeen.delete(firstSeen.keys().next().value!);
+    firstSeen.set(key, (seen = now));
+  }
+  return Math.min(Math.max(seen, approx), approx + 59_999);
+}
 
 type Value = Record<string, unknown>;
 /**
@@ -95,12 +121,18 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
       : {};
   /** In this process: the last handled record of each shard. */
   const handled = new Map<string, string>();
-  const save = (key: string, seq: string) => {
+  // Records seen before a restart keep the time they were first seen (recordTimeMs).
+  for (const [key, c] of Object.entries(checkpoints)) {
+    const arn = key.slice(0, key.lastIndexOf('/'));
+    for (const [seq, at] of Object.entries(c.seen ?? {})) if (!firstSeen.has(`${arn}#${seq}`)) firstSeen.set(`${arn}#${seq}`, at);
+  }
+  const save = (key: string, seq: string, times: Record<string, number>) => {
     handled.set(key, seq);
     const now = Date.now();
     const c = (checkpoints[key] ??= { recent: [] });
     c.recent.push({ seq, at: now });
     while (c.recent.length > 0 && c.recent[0]!.at <= now - REPLAY_MS) c.resume = c.recent.shift()!.seq;
+    c.seen = Object.fromEntries(Object.entries({ ...c.seen, ...times }).filter(([, at]) => at > now - 2 * REPLAY_MS));
     if (options.checkpointFile) writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
   };
   let running = true;
@@ -143,7 +175,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     described = Date.now();
   }
 
-  const toEvent = (records: _Record[]): DynamoDBStreamEvent => ({
+  const toEvent = (records: _Record[], times: Record<string, number>): DynamoDBStreamEvent => ({
     Records: records.map(
       (r) =>
         ({
@@ -157,7 +189,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
             ...r.dynamodb,
             NewImage: wireImage(r.dynamodb?.NewImage as Record<string, Value> | undefined),
             OldImage: wireImage(r.dynamodb?.OldImage as Record<string, Value> | undefined),
-            ApproximateCreationDateTime: (r.dynamodb?.ApproximateCreationDateTime?.getTime() ?? Date.now()) / 1000,
+            ApproximateCreationDateTime: times[r.dynamodb!.SequenceNumber!]! / 1000,
           },
         }) as DynamoDBRecord,
     ),
@@ -178,10 +210,12 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
       iterators.set(shardId, out.NextShardIterator ?? null);
       return false;
     }
+    const now = Date.now();
+    const times = Object.fromEntries(records.map((r) => [r.dynamodb!.SequenceNumber!, recordTimeMs(streamArn, r, now)]));
     const failed = await Promise.all(
       lanes(records, consumer.parallelization ?? 1).map(async (lane) => {
         try {
-          const result = (await run({ handler: consumer.handler }, toEvent(lane), consumer.timeoutSeconds)) as
+          const result = (await run({ handler: consumer.handler }, toEvent(lane, times), consumer.timeoutSeconds)) as
             DynamoDBBatchResponse | undefined;
           return result?.batchItemFailures?.[0]?.itemIdentifier;
         } catch (error) {
@@ -199,7 +233,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
             0,
             records.findIndex((r) => r.dynamodb?.SequenceNumber === failedAt),
           );
-    if (done.length > 0) save(key, done.at(-1)!.dynamodb!.SequenceNumber!);
+    if (done.length > 0) save(key, done.at(-1)!.dynamodb!.SequenceNumber!, times);
     if (failedAt === undefined) {
       iterators.set(shardId, out.NextShardIterator ?? null);
       return true;
@@ -208,7 +242,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     failures.set(failedAt, tries);
     if (tries > consumer.retryAttempts) {
       console.error(`[${consumer.name}] giving up on stream record ${failedAt} after ${tries} attempts`);
-      save(key, failedAt);
+      save(key, failedAt, times);
       iterators.set(shardId, (await iteratorFor(shardId)) ?? null);
     } else {
       iterators.set(shardId, (await iteratorFor(shardId, failedAt)) ?? null);

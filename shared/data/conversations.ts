@@ -6,7 +6,7 @@ import { conditionHeld, getItem, query, unlessConditionFails, updateItem } from 
 import { keys, ownerValues, stateCode, type ConversationState, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { AGAIN, retryOnConflict } from '#shared/db/retry';
-import { looksLikeId, newId, nowSeconds } from '#shared/util/ids';
+import { looksLikeId, newId } from '#shared/util/ids';
 
 export interface Conversation {
   id: string;
@@ -89,9 +89,9 @@ export type ConversationTarget = { contactId: string } | { groupId: string };
 /** The id a conversation's guard is keyed by: its contact's or its group's. */
 export const targetIdOf = (t: ConversationTarget) => ('contactId' in t ? t.contactId : t.groupId);
 
-/** A new conversation as the interface documents it: not pinned, muted or archived, never active or opened. */
-export const newConversation = (owner: Owner, target: ConversationTarget): Conversation => ({
-  id: newId('conv'),
+/** A new conversation as the interface documents it: not pinned, muted or archived, never active or opened. `nowMs`: its creation time. */
+export const newConversation = (owner: Owner, target: ConversationTarget, nowMs = Date.now()): Conversation => ({
+  id: newId('conv', nowMs),
   account_id: owner.accountId,
   owner_contact_id: owner.contactId,
   contact_id: 'contactId' in target ? target.contactId : null,
@@ -101,7 +101,7 @@ export const newConversation = (owner: Owner, target: ConversationTarget): Conve
   is_muted: false,
   last_active_at: null,
   last_opened_at: null,
-  created_at: nowSeconds(),
+  created_at: Math.floor(nowMs / 1000),
   archived_at: null,
   unread_count: 0,
   read_through: null,
@@ -114,11 +114,17 @@ export const newConversation = (owner: Owner, target: ConversationTarget): Conve
  */
 export async function putConversation(owner: Owner, target: ConversationTarget): Promise<{ conversation: Conversation; created: boolean }> {
   const targetId = targetIdOf(target);
-  const conversation = newConversation(owner, target);
-  const failed = await transactNamed([
-    ['guard', txPut({ ...targetKey(owner, targetId), conversation_id: conversation.id }, condition`attribute_not_exists(pk)`)],
-    ['conversation', txPut(conversationItem(conversation))],
-  ]);
+  const now = Date.now();
+  const conversation = newConversation(owner, target, now);
+  // Stamped with the same clock reading as created_at: the creation event is dated by it (shared/webhooks/publish.ts).
+  const failed = await transactNamed(
+    [
+      ['guard', txPut({ ...targetKey(owner, targetId), conversation_id: conversation.id }, condition`attribute_not_exists(pk)`)],
+      ['conversation', txPut(conversationItem(conversation))],
+    ],
+    undefined,
+    now,
+  );
   if (failed.length === 0) return { conversation, created: true };
   const existing = failed.includes('guard') ? await conversationFor(owner, targetId) : undefined;
   // Deleted between the two calls: let the client retry.
@@ -152,8 +158,8 @@ export async function conversationIdsFor(accountId: string, users: string[], tar
  * A conversation opened for a recipient by a delivery: the documented
  * defaults, active since the message, which it already counts as unread.
  */
-export function openedByDelivery(owner: Owner, target: ConversationTarget, at: number, unread: boolean) {
-  const conversation = { ...newConversation(owner, target), last_active_at: at, unread_count: unread ? 1 : 0 };
+export function openedByDelivery(owner: Owner, target: ConversationTarget, at: number, unread: boolean, nowMs?: number) {
+  const conversation = { ...newConversation(owner, target, nowMs), last_active_at: at, unread_count: unread ? 1 : 0 };
   const targetId = targetIdOf(target);
   return {
     id: conversation.id,

@@ -257,19 +257,31 @@ const sameKey = (a: Record<string, unknown>, b: Key) => a.pk === b.pk && a.sk ==
  * The user's message, read with their conversation, their entry and the
  * thread's message in one strong BatchGet: a message whose conversation was
  * deleted is already gone for readers, even before the purge reaches it.
+ *
+ * `toChange`: the user means to change it (react, read, edit, delete). A
+ * removed member of a group keeps what they received but changes none of
+ * it, so in a group's thread their membership is read in the same BatchGet
+ * and, without it, the message is not found.
  */
-export async function findMessage(owner: Owner, messageId: string): Promise<Message | undefined> {
+export async function findMessage(owner: Owner, messageId: string, toChange = false): Promise<Message | undefined> {
   const at = await locate(owner, messageId);
   if (!at) return undefined;
+  const member =
+    toChange && isGroupThread(at.thread) ? keys.groupMember.key({ acct: owner.accountId, grp: at.thread, ct: owner.contactId }) : undefined;
   const wanted = [
     keys.conversation.key({ ...ownerValues(owner), conv: at.conversation_id }),
     entryKey(owner, at.conversation_id, messageId),
     contentKey(owner.accountId, at.thread, messageId),
+    ...(member ? [member] : []),
   ];
   const found = await batchGet(wanted, true);
-  const [conversation, entry, content] = wanted.map((key) => found.find((item) => sameKey(item, key)));
+  const [conversation, entry, content, membership] = wanted.map((key) => found.find((item) => sameKey(item, key)));
+  if (member && !membership) return undefined;
   return conversation && entry && content ? asReadBy(owner.contactId, content, parseItem(entrySchema, entry)) : undefined;
 }
+
+/** A group's thread is named by the group id; a one-to-one thread by its two contacts. */
+const isGroupThread = (thread: string) => thread.startsWith('grp_');
 
 export async function isMessageOf(owner: Owner, conversationId: string, messageId: string): Promise<boolean> {
   if (!looksLikeId('msg', messageId)) return false;
@@ -494,7 +506,9 @@ export interface MessageWrite {
   bytesDelta: number;
   /** Bounds the write's conditions enforce against the item as stored, whatever ran concurrently. */
   limits: { names: number; contactsPerName: number; attachments: number; extrasBytes: number };
+  /** updated_at, seconds; `at` the same instant in ms, which the write carries (its event's time). */
   now: number;
+  at: number;
 }
 
 /**
@@ -533,7 +547,7 @@ export async function writeMessage(owner: Owner, current: Message, w: MessageWri
     write.add`extras_bytes ${w.bytesDelta}`;
     if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
   }
-  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW'));
+  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
   return out ? asReadBy(owner.contactId, out, current) : 'failed';
 }
 

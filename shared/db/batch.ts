@@ -1,7 +1,7 @@
 import { BatchGetCommand, BatchWriteCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client';
 import { cancellationCodes } from '#shared/db/errors';
-import type { Condition, Update } from '#shared/db/expression';
+import { CHANGED_MS, stamp, type Condition, type Update } from '#shared/db/expression';
 import type { Key, KeyedItem } from '#shared/db/items';
 import { backoff, retryOnConflict } from '#shared/db/retry';
 
@@ -49,7 +49,8 @@ async function batchWrite(requests: WriteRequest[]): Promise<void> {
 }
 
 async function writeBatch(chunk: WriteRequest[]): Promise<void> {
-  let pending = chunk;
+  const at = Date.now();
+  let pending = chunk.map((r) => ('PutRequest' in r ? { PutRequest: { Item: { ...r.PutRequest.Item, [CHANGED_MS]: at } } } : r));
   for (let attempt = 0; pending.length > 0; attempt++) {
     if (attempt >= MAX_BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed`);
     if (attempt > 0) await backoff(attempt);
@@ -62,8 +63,9 @@ async function writeBatch(chunk: WriteRequest[]): Promise<void> {
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 export type TransactItems = TransactItem[];
 
+/** Puts and updates carry their time (CHANGED_MS in expression.ts): when built, unless the transaction names one. */
 export const txPut = (item: KeyedItem, when?: Condition): TransactItem => ({
-  Put: { TableName: tableName(), Item: item, ...when?.input() },
+  Put: { TableName: tableName(), Item: { ...item, [CHANGED_MS]: Date.now() }, ...when?.input() },
 });
 export const txUpdate = (key: Key, changes: Update): TransactItem => ({ Update: { TableName: tableName(), Key: key, ...changes.input() } });
 export const txDelete = (key: Key, when?: Condition): TransactItem => ({ Delete: { TableName: tableName(), Key: key, ...when?.input() } });
@@ -75,12 +77,25 @@ export const txCheck = (key: Key, when: Condition): TransactItem => {
 /**
  * TransactWrite, retried (retryOnConflict) when DynamoDB cancels it only
  * because another transaction touched the same item (TransactionConflict),
- * which is routine under concurrent sends to one conversation.
+ * which is routine under concurrent sends to one conversation. `at`: the
+ * time every item's change carries, when it must be one the caller chose
+ * (a new message's items carry the message's own creation time).
  */
-export async function transactWrite(input: TransactWriteCommandInput, tries?: number): Promise<void> {
+export async function transactWrite(input: TransactWriteCommandInput, tries?: number, at?: number): Promise<void> {
+  const stamped =
+    at === undefined
+      ? input
+      : {
+          ...input,
+          TransactItems: input.TransactItems?.map((item) => ({
+            ...item,
+            ...(item.Put ? { Put: stamp(item.Put, at) } : {}),
+            ...(item.Update ? { Update: stamp(item.Update, at) } : {}),
+          })),
+        };
   await retryOnConflict(
     async () => {
-      await db().send(new TransactWriteCommand(input));
+      await db().send(new TransactWriteCommand(stamped));
     },
     { tries },
   );
@@ -97,9 +112,9 @@ export const namedParts = (prefix: string, items: TransactItems): NamedItems => 
  * Resolves to the names of the items whose condition failed, empty when it
  * committed.
  */
-export async function transactNamed(items: NamedItems, tries?: number): Promise<string[]> {
+export async function transactNamed(items: NamedItems, tries?: number, at?: number): Promise<string[]> {
   try {
-    await transactWrite({ TransactItems: items.map(([, item]) => item) }, tries);
+    await transactWrite({ TransactItems: items.map(([, item]) => item) }, tries, at);
     return [];
   } catch (error) {
     const codes = cancellationCodes(error);

@@ -86,10 +86,47 @@ export class Update extends Condition {
     return this;
   }
 
-  override input(): ExpressionInput & { UpdateExpression: string } {
-    const clauses = Object.entries(this.clauses).filter(([, list]) => list.length > 0);
-    return { UpdateExpression: clauses.map(([verb, list]) => `${verb} ${list.join(', ')}`).join(' '), ...super.input() };
+  /**
+   * The command fields. Every update also sets CHANGED_MS to `at` (the
+   * write's clock time, now unless told): the placeholders are the stamp's
+   * own, so no clause can collide with them, and a caller sending the
+   * command may replace the value (see `stamp`).
+   */
+  override input(at = Date.now()): ExpressionInput & { UpdateExpression: string } {
+    const clauses = Object.entries({ ...this.clauses, SET: [...this.clauses.SET, `${STAMP_NAME} = ${STAMP_VALUE}`] }).filter(
+      ([, list]) => list.length > 0,
+    );
+    const own = super.input();
+    return {
+      UpdateExpression: clauses.map(([verb, list]) => `${verb} ${list.join(', ')}`).join(' '),
+      ...own,
+      ExpressionAttributeNames: { ...own.ExpressionAttributeNames, [STAMP_NAME]: CHANGED_MS },
+      ExpressionAttributeValues: { ...own.ExpressionAttributeValues, [STAMP_VALUE]: at },
+    };
   }
+}
+
+/**
+ * The attribute every Put and Update of the table sets to the write's clock
+ * time in milliseconds: the time of the change it makes, which the change
+ * stream's own time gives only to the second on AWS and to the minute in
+ * DynamoDB Local (shared/webhooks/publish.ts reads it for event times and
+ * ids). Never part of what the API shows: item schemas drop it.
+ */
+export const CHANGED_MS = 'changed_ms';
+const STAMP_NAME = '#changed_ms';
+const STAMP_VALUE = ':changed_ms';
+
+/** A write's fields with its stamp set to `at`: an item's attribute, or the value of an update's placeholder. */
+export function stamp<T extends { Item?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown> }>(
+  write: T,
+  at: number,
+): T {
+  if (write.Item) return { ...write, Item: { ...write.Item, [CHANGED_MS]: at } };
+  if (write.ExpressionAttributeValues && STAMP_VALUE in write.ExpressionAttributeValues) {
+    return { ...write, ExpressionAttributeValues: { ...write.ExpressionAttributeValues, [STAMP_VALUE]: at } };
+  }
+  return write;
 }
 
 export const update = () => new Update();

@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client';
 import { isConditionFailure } from '#shared/db/errors';
-import { condition, type Condition, type Update } from '#shared/db/expression';
+import { CHANGED_MS, condition, type Condition, type Update } from '#shared/db/expression';
 import type { IndexName } from '#shared/db/table-definition';
 
 /**
@@ -17,17 +17,23 @@ export async function getItem(key: Key, consistent = false): Promise<Item | unde
   return out.Item;
 }
 
-export async function putItem(item: KeyedItem, when?: Condition): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: item, ...when?.input() }));
+/** Every Put and Update carries its time (CHANGED_MS in expression.ts): now, unless `at` says. */
+export async function putItem(item: KeyedItem, when?: Condition, at = Date.now()): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...item, [CHANGED_MS]: at }, ...when?.input() }));
 }
 
 /** Stores a new item; the condition turns an (astronomically unlikely) id collision into an error, not an overwrite. */
 export const putNew = (item: KeyedItem) => putItem(item, condition`attribute_not_exists(pk)`);
 
 /** Applies the update; resolves to the attributes `returnValues` asks for (none without it). */
-export async function updateItem(key: Key, changes: Update, returnValues?: 'ALL_NEW' | 'UPDATED_NEW' | 'UPDATED_OLD'): Promise<Item> {
+export async function updateItem(
+  key: Key,
+  changes: Update,
+  returnValues?: 'ALL_NEW' | 'UPDATED_NEW' | 'UPDATED_OLD',
+  at = Date.now(),
+): Promise<Item> {
   const out = await db().send(
-    new UpdateCommand({ TableName: tableName(), Key: key, ...changes.input(), ...(returnValues ? { ReturnValues: returnValues } : {}) }),
+    new UpdateCommand({ TableName: tableName(), Key: key, ...changes.input(at), ...(returnValues ? { ReturnValues: returnValues } : {}) }),
   );
   return out.Attributes ?? {};
 }

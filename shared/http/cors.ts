@@ -10,7 +10,17 @@ export const CORS_ENV = 'CORS_ORIGINS';
 /** Request headers a browser may send (preflight Access-Control-Allow-Headers). */
 export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'];
 /** Response headers a browser script may read besides the CORS-safelisted ones. */
-export const CORS_EXPOSE_HEADERS = ['X-Request-Id', 'Idempotent-Replayed', 'WWW-Authenticate', 'Allow'];
+export const CORS_EXPOSE_HEADERS = [
+  'X-Request-Id',
+  'Idempotent-Replayed',
+  'WWW-Authenticate',
+  'Allow',
+  'Retry-After',
+  // Sent by `npm start`'s gateway only (docs/operations.md, Rate limits); exposed everywhere, as the list is one.
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+];
 /** How long a browser may keep a preflight answer. */
 export const CORS_MAX_AGE_SECONDS = 600;
 

@@ -12,14 +12,15 @@ export const booleanField = /* @__PURE__ */ (() =>
     v.transform((value) => value === true || value === 'true' || value === '1'),
   ))();
 
-const digits = /^\d{1,15}$/;
+// A sign is read too, so that `-5` is told it is below the minimum rather than not an integer.
+const digits = /^-?\d{1,15}$/;
 
 export function integerField(min: number, max: number) {
   return v.pipe(
     v.union([v.number(), v.pipe(v.string(), v.regex(digits, 'must be an integer'))], 'must be an integer'),
     v.transform(Number),
     v.safeInteger('must be an integer'),
-    v.minValue(min, `must be at least ${min}`),
+    v.minValue(min, min === 0 ? 'must be a non-negative integer' : `must be at least ${min}`),
     v.maxValue(max, `must be at most ${max}`),
   );
 }

@@ -30,8 +30,8 @@ const attachmentInput = /* @__PURE__ */ (() =>
       mime_type: v.optional(
         v.pipe(
           v.string(),
-          v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png'),
           v.maxLength(255, 'Too big: expected string to have <=255 characters'),
+          v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png'),
         ),
       ),
       size: v.optional(integerField(0, Number.MAX_SAFE_INTEGER)),

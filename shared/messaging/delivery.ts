@@ -40,6 +40,8 @@ export interface Delivery {
   message: NewMessage;
   /** What a recipient's conversation is with: the sender (one-to-one) or the group. */
   target: ConversationTarget;
+  /** Epoch ms the delivery's writes carry, when it is part of the send: the message's own creation time. */
+  at?: number;
 }
 
 /** One recipient's parts, into their conversation (or a new one); `readAt` when they have read past the message. */
@@ -51,7 +53,7 @@ function recipientParts(recipient: Owner, conversationId: string | undefined, d:
       ...participantParts(recipient, conversationId, m, readAt),
     ];
   }
-  const opened = openedByDelivery(recipient, d.target, m.created_at, readAt === undefined);
+  const opened = openedByDelivery(recipient, d.target, m.created_at, readAt === undefined, d.at);
   return [
     [`guard:${recipient.contactId}`, opened.guard],
     [`view:${recipient.contactId}`, opened.conversation],
@@ -70,7 +72,7 @@ export async function deliverTo(contactId: string, d: Delivery, also: NamedItems
   let readAt: number | undefined;
   let conversationId = await conversationIdFor(recipient, targetIdOf(d.target));
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const failed = await transactNamed([...also, ...recipientParts(recipient, conversationId, d, readAt)]);
+    const failed = await transactNamed([...also, ...recipientParts(recipient, conversationId, d, readAt)], undefined, d.at);
     if (failed.length === 0 || failed.includes(`entry:${contactId}`) || failed.includes(`locator:${contactId}`)) return [];
     const ours = failed.filter((name) => also.some(([n]) => n === name));
     if (ours.length > 0) return ours;

@@ -36,7 +36,7 @@ import {
 } from '#shared/messaging/reactions';
 import { MAX_EXTRAS_BYTES } from '#shared/messaging/size';
 import type { Hold } from '#shared/data/idempotency';
-import { derivedId, newId, nowSeconds } from '#shared/util/ids';
+import { derivedId, newId } from '#shared/util/ids';
 import { countMetric } from '#shared/util/metrics';
 
 const tooLarge = (param: string) =>
@@ -85,15 +85,16 @@ export async function sendMessage(
   ];
   const failed =
     view.contact_id !== null
-      ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId } }, own)
-      : await sendToGroup(who, view, message, own);
+      ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId }, at: now }, own)
+      : await sendToGroup(who, view, message, own, now);
   if (failed.includes('conversation')) throw notFound('conversation', input.conversation_id, 'conversation_id');
   if (failed.length > 0) throw new Error(`storing a message failed on ${failed.join(', ')}`);
   countMetric('messagesSent');
   return { ...message, conversation_id: view.id, reactions: [], read_at: null, updated_at: null };
 }
 
-async function sendToGroup(who: Principal, view: Conversation, message: NewMessage, own: NamedItems): Promise<string[]> {
+/** `now`: the message's creation time, which its writes carry. */
+async function sendToGroup(who: Principal, view: Conversation, message: NewMessage, own: NamedItems, now: number): Promise<string[]> {
   const groupId = view.group_id!;
   const members = await groupMembers(who.accountId, groupId);
   // A removed member (or one of a deleted group) keeps its view but meets the thread as one it never had.
@@ -115,13 +116,14 @@ async function sendToGroup(who: Principal, view: Conversation, message: NewMessa
             }),
           ],
         ];
-  const failed = await transactNamed([...own, ...fanout]);
+  const failed = await transactNamed([...own, ...fanout], undefined, now);
   if (failed.length === 0 && recipients.length > 0) await startFanout(who.accountId, message.id, Date.now() + INLINE_MS);
   return failed;
 }
 
-export async function getMessage(who: Principal, id: string): Promise<Message> {
-  const message = await messages.findMessage(who, id);
+/** `toChange`: for a change, which a removed group member may not make (see findMessage): 404 as for a message they never had. */
+export async function getMessage(who: Principal, id: string, toChange = false): Promise<Message> {
+  const message = await messages.findMessage(who, id, toChange);
   if (!message) throw notFound('message', id, 'id');
   return message;
 }
@@ -171,6 +173,7 @@ function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType
   const attachments = update.attachments === undefined ? undefined : planAttachments(current.attachments, update.attachments);
   const text = update.message !== undefined && update.message !== current.message ? update.message : undefined;
   const bytesDelta = (reactions?.bytesDelta ?? 0) + (attachments?.bytesDelta ?? 0);
+  const at = Date.now();
   if (bytesDelta > 0 && current.extras_bytes + bytesDelta > MAX_EXTRAS_BYTES) {
     throw tooLarge(reactions && reactions.bytesDelta > 0 ? 'reactions' : 'attachments');
   }
@@ -190,7 +193,8 @@ function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType
       attachments: MAX_ATTACHMENTS,
       extrasBytes: MAX_EXTRAS_BYTES,
     },
-    now: nowSeconds(),
+    now: Math.floor(at / 1000),
+    at,
   };
   return write;
 }
@@ -203,13 +207,14 @@ const MAX_ATTEMPTS = 3;
  * concurrent reactions, attachments and read marks all land without retries;
  * concurrent text edits: the last one wins. The text and attachments are
  * the sender's alone; any participant reacts and reads (`read` reads every
- * earlier message of the thread too, for this reader only).
+ * earlier message of the thread too, for this reader only). A member removed
+ * from the group since changes nothing: 404 (getMessage's `toChange`).
  */
 export async function updateMessage(who: Principal, id: string, update: MessageUpdate): Promise<Message> {
   const changes = update.reactions === undefined ? undefined : reactionChanges(update.reactions);
   const updated = await retryOnConflict(
     async () => {
-      const current = await getMessage(who, id);
+      const current = await getMessage(who, id, true);
       if (current.contact_id !== who.contactId && (update.message !== undefined || update.attachments !== undefined)) {
         throw senderOnly(update.message !== undefined ? 'message' : 'attachments');
       }
@@ -236,7 +241,7 @@ const senderOnly = (param: string) =>
 
 /** The sender's delete removes the message for every participant; their pins of it are cleared. */
 export async function deleteMessage(who: Principal, id: string): Promise<void> {
-  const message = await getMessage(who, id);
+  const message = await getMessage(who, id, true);
   if (message.contact_id !== who.contactId) throw forbidden('Only the sender of a message can delete it', 'id');
   const own: NamedItems = [['message', contentGone(message)], ...participantGone(who, message.conversation_id, id, 'any')];
   const other = otherInThread(message.thread, who.contactId);

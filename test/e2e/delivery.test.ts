@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeMember } from '#shared/data/group-members';
+import { issueToken } from '#shared/data/tokens';
 import { aTenant, anotherUserOf, groupMembersOf, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -243,5 +245,47 @@ describe.each(transports())('delivery over %s', (transport) => {
     const reply = (await send(t.token2, bobsGroup.id, 'hi all')).body;
     expect((await messagesOf(t.token, group.id)).map((m: { id: string }) => m.id)).toEqual([reply.id, sent.id]);
     expect((await conversation(t.token, group.id)).unread_count).toBe(1);
+  });
+
+  it("keeps a removed member's view, but refuses their reactions, reads, edits and deletes with 404, changing nothing", async () => {
+    // Given bob's message and alice's in the group, both delivered to bob and carol
+    const t = await aTenant();
+    const carol = await issueToken({ accountId: t.accountId, contactId: t.contactIds.carol! });
+    const alices = (await open(t.token, { group_id: t.groupId })).body;
+    const bobs = (await open(t.token2, { group_id: t.groupId })).body;
+    const fromBob = (await send(t.token2, bobs.id, 'from bob')).body;
+    const fromAlice = (await send(t.token, alices.id, 'from alice')).body;
+    // When bob is removed from the group
+    expect(await removeMember(t.accountId, t.groupId, t.contactIds.bob!)).toBe(true);
+    // Then he still reads what he received
+    expect((await messagesOf(t.token2, bobs.id)).map((m: { id: string }) => m.id)).toEqual([fromAlice.id, fromBob.id]);
+    expect((await api.call('GET', `/v1/messages/${fromAlice.id}`, asBob(t))).status).toBe(200);
+    // But reacting, reading, editing or deleting is a 404, as for a message he never had
+    const attempts = [
+      ['PUT', fromAlice.id, { [`reactions[thumbsup][]`]: t.contactIds.bob! }],
+      ['PUT', fromAlice.id, { read: 'true' }],
+      ['PUT', fromBob.id, { message: 'edited after leaving' }],
+      ['PUT', fromBob.id, { [`reactions[heart][]`]: t.contactIds.bob! }],
+      ['DELETE', fromBob.id, undefined],
+    ] as const;
+    for (const [method, id, form] of attempts) {
+      const res = await api.call(method, `/v1/messages/${id}`, { token: t.token2, ...(form ? { form } : {}) });
+      expect(res.status, `${method} ${JSON.stringify(form)}`).toBe(404);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'id' });
+    }
+    // And the members see both messages as they were: no reaction, no edit, not read by anyone
+    const [carolsGroup] = await conversations(carol);
+    const seen = await messagesOf(carol, carolsGroup.id);
+    expect(seen.map((m: { id: string; message: string; reactions: unknown[] }) => [m.id, m.message, m.reactions])).toEqual([
+      [fromAlice.id, 'from alice', []],
+      [fromBob.id, 'from bob', []],
+    ]);
+    expect((await api.call('GET', `/v1/messages/${fromAlice.id}`, asAlice(t))).body).toMatchObject({ read_at: null, updated_at: null });
+    // While a member's reaction still goes through
+    const reacted = await api.call('PUT', `/v1/messages/${fromAlice.id}`, {
+      token: carol,
+      form: { 'reactions[heart][]': t.contactIds.carol! },
+    });
+    expect(reacted.status).toBe(200);
   });
 });

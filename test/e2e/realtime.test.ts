@@ -17,6 +17,7 @@ import { apiClient, type ApiClient } from '../steps/when.ts';
 interface Frame {
   id: string;
   type: string;
+  created_at: number;
   user: string;
   data: { object: Record<string, unknown>; reader?: string; read_at?: number };
 }
@@ -155,6 +156,8 @@ describe('realtime WebSocket', () => {
       data: { object: { id: sent.id, conversation_id: bobConv, message: 'hi bob', contact: { id: t.contactIds.alice }, read_at: null } },
     });
     expect(bobFrame.id).toMatch(/^evt_/);
+    // Dated by the change: the delivery is part of the send, so the second is the message's own
+    expect(bobFrame.created_at).toBe(sent.created_at);
     // And both of alice's devices get it in her view
     for (const device of [alicePhone, aliceLaptop]) {
       const frame = await arrives(device, (f) => f.type === 'message.created');

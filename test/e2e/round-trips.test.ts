@@ -182,6 +182,12 @@ describe('round trips per request (in-process, so every call is seen)', () => {
     );
     await withinBudget('GET /v1/messages/{id}', () => messaging.call('GET', `/v1/messages/${msg}`, as));
     await withinBudget('PUT /v1/messages/{id}', () => messaging.call('PUT', `/v1/messages/${msg}`, { ...as, form: { message: 'edited' } }));
+    // In a group's thread the change also needs the caller's current membership: read in the same BatchGet, no extra call.
+    const group = await messaging.call('POST', '/v1/conversations', { ...as, form: { group_id: t.groupId } });
+    const inGroup = await messaging.call('POST', '/v1/messages', { ...as, form: { conversation_id: group.body.id, message: 'team' } });
+    await withinBudget('PUT /v1/messages/{id}', () =>
+      messaging.call('PUT', `/v1/messages/${inGroup.body.id}`, { token: t.token2, form: { 'reactions[thumbsup][]': t.contactIds.bob! } }),
+    );
     await withinBudget('DELETE /v1/messages/{id}', () => messaging.call('DELETE', `/v1/messages/${msg}`, as));
     await withinBudget('DELETE /v1/conversations/{id}', () => messaging.call('DELETE', `/v1/conversations/${conv}`, as));
   });

@@ -172,6 +172,40 @@ describe('webhooks', () => {
     }
   }, 60_000);
 
+  it("dates each event by its change, to the second of its object's own time, and orders the ids of one second by commit", async () => {
+    // Given an endpoint subscribed to the messaging events
+    const t = await aTenant();
+    await subscribe(t, '/times', 'conversation.created,conversation.deleted,message.created,message.updated');
+    // When alice opens a conversation, sends five messages one after another (most in one second), edits the first, deletes the conversation
+    const conv = (await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body;
+    const sent: { id: string; created_at: number }[] = [];
+    for (let i = 0; i < 5; i++) {
+      sent.push(
+        (await messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conv.id, message: `m${i}` } })).body,
+      );
+    }
+    const edited = (await messaging.call('PUT', `/v1/messages/${sent[0]!.id}`, { token: t.token, form: { message: 'm0, edited' } })).body;
+    const before = Math.floor(Date.now() / 1000);
+    await messaging.call('DELETE', `/v1/conversations/${conv.id}`, { token: t.token });
+    const after = Math.floor(Date.now() / 1000);
+    // Then each event's created_at is its object's own time, to the second
+    const created = await arrived('/times', 'message.created', 5);
+    for (const r of created) expect(r.event.created_at).toBe(r.event.data.object.created_at);
+    const [update] = await arrived('/times', 'message.updated');
+    expect(update!.event.created_at).toBe(edited.updated_at);
+    expect(update!.event.data.object.updated_at).toBe(edited.updated_at);
+    const opened = (await arrived('/times', 'conversation.created', 2)).find((r) => r.event.data.object.id === conv.id)!;
+    expect(opened.event.created_at).toBe(conv.created_at);
+    // And a deletion, which leaves no item to carry its time, is dated by the stream within a poll of its commit
+    const [deleted] = await arrived('/times', 'conversation.deleted');
+    expect(deleted!.event.created_at).toBeGreaterThanOrEqual(before);
+    expect(deleted!.event.created_at).toBeLessThanOrEqual(after + 1);
+    // And the ids of the message events, sorted, follow the order the messages were committed in
+    const byId = [...created].sort((a, b) => (a.event.id < b.event.id ? -1 : 1)).map((r) => r.event.data.object.id);
+    expect(byId).toEqual(sent.map((m) => m.id));
+    expect(created.map((r) => r.event.created_at).sort((a, b) => a - b)).toEqual(sent.map((m) => m.created_at));
+  }, 60_000);
+
   it('sends the email list events once per transition, and only the subscribed types', async () => {
     // Given an account with credits for 2 emails, subscribed to the list events only
     const t = await aTenant();

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -14,7 +15,7 @@ import { logicalIdOf, synthStack, testApp } from '../steps/cdk-app.ts';
 const { stack, template } = synthStack();
 const logicalId = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
 const apiNames = [...new Set(routes.map((r) => r.api))];
-const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase());
+const pascal = (s: string) => s.replace(/(^|[^a-z0-9]+)([a-z0-9])/gi, (_, __, c: string) => c.toUpperCase());
 const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 const apiOf = (name: ApiName) => stack.apis.get(name)!;
 // CloudFormation JSON, read by assertions: `any` keeps them short.
@@ -390,6 +391,17 @@ describe('REST APIs', () => {
         .sort(),
     ).toEqual(apiNames.map((a) => `${pascal(a)}ApiUrl`).sort());
     template.hasOutput('TableName', { Value: { Ref: logicalId(stack.table) } });
+  });
+
+  it('lists every output in docs/deploying.md, and nothing else there', () => {
+    // Given the list under "The stack (`infra/`) prints these outputs:"
+    const docs = readFileSync('docs/deploying.md', 'utf8');
+    const list = docs.slice(docs.indexOf('prints these outputs:')).split('\n\n')[1]!;
+    const documented = [...list.matchAll(/^- `(\w+)`/gm)].map((m) => m[1]!);
+    // Then it names exactly the stack's outputs (but the endpoints CDK adds to each REST API, which it mentions after the list)
+    const outputs = Object.keys(template.findOutputs('*')).filter((name) => !/^\w+ApiEndpoint[0-9A-F]{8}$/.test(name));
+    expect(documented.length).toBeGreaterThan(0);
+    expect(documented.sort()).toEqual(outputs.sort());
   });
 
   it('builds the messaging and the email API', () => {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { attr, condition, update } from '#shared/db/expression';
+import { attr, condition, stamp, update } from '#shared/db/expression';
 import { parseItem } from '#shared/db/item-schema';
 import { AGAIN, retryOnConflict } from '#shared/db/retry';
 
@@ -16,15 +16,30 @@ describe('update and condition expressions', () => {
     const status = attr('status');
     const write = update().set`${status} = ${'processing'}, updated_at = ${7}`.add`${attr('k_3')} ${-1}`.remove`work_started_at`
       .when`${status} = ${'pending'}`.when`attribute_exists(pk)`;
-    // When it is turned into command fields
-    const input = write.input();
-    // Then every value and name has its own placeholder, and the clauses read in DynamoDB's grammar
+    // When it is turned into command fields, at a given time
+    const input = write.input(1_795_760_272_345);
+    // Then every value and name has its own placeholder, and the clauses read in DynamoDB's grammar,
+    // with the write's time stamped through placeholders of the stamp's own
     expect(input).toEqual({
-      UpdateExpression: 'SET #n0 = :v1, updated_at = :v2 REMOVE work_started_at ADD #n3 :v4',
+      UpdateExpression: 'SET #n0 = :v1, updated_at = :v2, #changed_ms = :changed_ms REMOVE work_started_at ADD #n3 :v4',
       ConditionExpression: '#n0 = :v5 AND attribute_exists(pk)',
-      ExpressionAttributeNames: { '#n0': 'status', '#n3': 'k_3' },
-      ExpressionAttributeValues: { ':v1': 'processing', ':v2': 7, ':v4': -1, ':v5': 'pending' },
+      ExpressionAttributeNames: { '#n0': 'status', '#n3': 'k_3', '#changed_ms': 'changed_ms' },
+      ExpressionAttributeValues: { ':v1': 'processing', ':v2': 7, ':v4': -1, ':v5': 'pending', ':changed_ms': 1_795_760_272_345 },
     });
+  });
+
+  it('stamp every write with its time, and let a transaction name it', () => {
+    // Given an update with only an ADD, and a put
+    const write = update().add`n ${1}`.input(5);
+    const put = { TableName: 't', Item: { pk: 'a', sk: 'b', changed_ms: 1 } };
+    // When a transaction stamps them with its own time
+    // Then the update's stamp value and the put's attribute carry it, and nothing else moves
+    expect(write.UpdateExpression).toBe('SET #changed_ms = :changed_ms ADD n :v0');
+    expect(stamp(write, 9).ExpressionAttributeValues).toEqual({ ':v0': 1, ':changed_ms': 9 });
+    expect(stamp(put, 9)).toEqual({ TableName: 't', Item: { pk: 'a', sk: 'b', changed_ms: 9 } });
+    // And a condition check (no item, no stamp placeholder) is left as it is
+    const check = { TableName: 't', ...condition`attribute_exists(pk) AND n = ${1}`.input() };
+    expect(stamp(check, 9)).toBe(check);
   });
 
   it('leaves out what a condition does not use', () => {

@@ -13,7 +13,7 @@ function sources(dir: string): string[] {
 /** The project files a file imports at load (static imports and re-exports, types included: they still tie the modules together). */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(root, file), 'utf8');
-  return [...text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'([^']+)'/gms)]
+  return [...text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'([^']+)'/gm)]
     .map((m) => m[1]!)
     .map((spec) =>
       spec.startsWith('#shared/')

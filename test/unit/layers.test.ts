@@ -12,7 +12,7 @@ function sources(dir: string): string[] {
 
 /** Each import of a file: what it names, and whether it is for types only. */
 const importsOf = (file: string) =>
-  [...readFileSync(join(root, file), 'utf8').matchAll(/^import (type )?[^'"]*?from '([^']+)'/gms)].map((m) => ({
+  [...readFileSync(join(root, file), 'utf8').matchAll(/^import (type )?[^'"]*?from '([^']+)'/gm)].map((m) => ({
     from: m[2]!,
     typeOnly: m[1] !== undefined,
   }));

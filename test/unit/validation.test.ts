@@ -93,6 +93,23 @@ describe('edge validation', () => {
     ['a reaction map', updateMessageBody, { reactions: [['a']] }, 'reactions[0]', 'must be an object, got an array'],
     ['a float timestamp', updateConversationBody, { archived_at: 1.5 }, 'archived_at', 'must be an integer, got a number'],
     ['an integer past 2^53', listConversationsQuery, { limit: 1e20 }, 'limit', 'must be an integer, got a number'],
+    // A negative number is an integer, just too small: said so, form or JSON
+    [
+      'a negative size',
+      createMessageBody,
+      { ...message, attachments: [{ ...attachment, size: '-5' }] },
+      'attachments[0][size]',
+      'must be a non-negative integer',
+    ],
+    [
+      'a negative size (JSON)',
+      createMessageBody,
+      { ...message, attachments: [{ ...attachment, size: -5 }] },
+      'attachments[0][size]',
+      'must be a non-negative integer',
+    ],
+    ['a negative timestamp', updateConversationBody, { archived_at: '-5' }, 'archived_at', 'must be a non-negative integer'],
+    ['a negative limit', listConversationsQuery, { limit: '-5' }, 'limit', 'must be at least 1'],
     [
       '11 attachments',
       createMessageBody,

@@ -17,7 +17,7 @@ const handlers = (dir = 'functions'): string[] =>
 
 /** A file's static imports that carry values (type-only ones are erased). */
 const staticImports = (file: string) =>
-  [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?'([^']+)'/gm)]
+  [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?(?:[^\s'";][^'";]*?\sfrom\s+)?'([^']+)'/gm)]
     .filter((m) => m[1] === undefined)
     .map((m) => m[2]!);
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { ValidatorConfig } from './config.ts';
 import {
   acceptAllProvider,
@@ -10,7 +11,7 @@ import {
   readSessionReply,
   type MailboxFinding,
 } from './mailbox-verdict.ts';
-import { SmtpDialog, type Connect, type SmtpReply } from './smtp-dialog.ts';
+import { SmtpDialog, SmtpLimitError, type Connect, type DialogTarget, type SmtpReply } from './smtp-dialog.ts';
 import type { TtlCache } from './ttl-cache.ts';
 
 /**
@@ -77,6 +78,9 @@ export class MailboxProber {
   private readonly probeLocals = new Map<string, string>();
   /** Sessions opened so far (tests and the bench read it). */
   sessionsOpened = 0;
+  /** Bytes read from mail hosts by closed connections, and the connections still open (tests read the sum). */
+  private closedBytes = 0;
+  private readonly sockets = new Set<Socket>();
 
   constructor(
     private readonly config: ValidatorConfig,
@@ -84,6 +88,13 @@ export class MailboxProber {
   ) {
     this.catchAll = deps.newCache();
     this.findings = deps.newCache();
+  }
+
+  /** Bytes read from mail hosts so far, as the sockets count them. */
+  get bytesRead(): number {
+    let open = 0;
+    for (const socket of this.sockets) open += socket.bytesRead;
+    return this.closedBytes + open;
   }
 
   clear(): void {
@@ -203,6 +214,17 @@ export class MailboxProber {
         if (reply.code === 421) break;
       }
     } catch (error) {
+      if (error instanceof SmtpLimitError) {
+        // A host past a cap would flood the next session as well: its addresses are unknown, not retried.
+        const hostile: MailboxFinding = {
+          deliverability: 'unknown',
+          isCatchAll: null,
+          why: `SMTP dialog with ${host.name}: ${error.message}`,
+        };
+        current?.resolve(hostile);
+        current = undefined;
+        return this.settleAll(queue, hostile);
+      }
       const broken: MailboxFinding = {
         deliverability: 'retry',
         isCatchAll: null,
@@ -221,6 +243,17 @@ export class MailboxProber {
     }
   }
 
+  /** The handed-in connect, with each socket's bytes counted. */
+  private readonly counted = async (target: DialogTarget, timeoutMs: number): Promise<Socket> => {
+    const socket = await this.deps.connect(target, timeoutMs);
+    this.sockets.add(socket);
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      this.closedBytes += socket.bytesRead;
+    });
+    return socket;
+  };
+
   /** Connects to the host's first address that answers, and reads its greeting. */
   private async open(host: MailHost): Promise<{ dialog: SmtpDialog } | { finding: MailboxFinding }> {
     let lastError = 'no address';
@@ -229,7 +262,7 @@ export class MailboxProber {
       try {
         this.sessionsOpened++;
         const target = { address, port: this.config.smtpPort, proxy: this.config.smtpProxy };
-        opened = await SmtpDialog.open(this.deps.connect, target, this.config.smtpTimeoutMs);
+        opened = await SmtpDialog.open(this.counted, target, this.config.smtpTimeoutMs);
       } catch (error) {
         lastError = (error as Error).message;
         continue;

@@ -27,13 +27,25 @@ export type RcptAnswer =
 const BLOCK_TEXT =
   /\b(block(ed|list)?|black ?list(ed)?|spamhaus|barracuda|spamcop|sorbs|rbl|dnsbl|reputation|banned|denied|not allowed|poor|abuse|policy|rejected due to|client host|helo|reverse dns|ptr|too many (connections|errors))\b/i;
 
+/** A run of characters that can belong to an address in a reply's text. */
+const WORD = /[^\s"'()<>[\]]+/g;
+
+/** Shaped like `local@domain`: an `@` with something on both sides. */
+const hasAddressShape = (word: string) => {
+  const at = word.indexOf('@', 1);
+  return at !== -1 && at < word.length - 1;
+};
+
 /**
  * A reply for logs and reasons: servers often echo the recipient, and logs
- * carry ids only (never an address), so anything shaped like one is masked.
+ * carry ids only (never an address), so a word shaped like one is masked.
+ * Word by word, each character looked at a bounded number of times, so
+ * linear in the text (a pattern spanning the `@` would retry every start of
+ * a long run without one: quadratic).
  */
 export const describeReply = (reply: SmtpReply) =>
   `${reply.code}${reply.enhanced ? ` ${reply.enhanced}` : ''} ${reply.text}`
-    .replace(/[^\s<>"'()[\]]+@[^\s<>"'()[\]]+/g, '<address>')
+    .replace(WORD, (word) => (hasAddressShape(word) ? '<address>' : word))
     .slice(0, 200);
 const describe = describeReply;
 

@@ -24,22 +24,45 @@ export class SmtpDialogError extends Error {
   override name = 'SmtpDialogError';
 }
 
-/** Longest reply accepted (all lines); a real one, even an EHLO list, is well below this. */
-const MAX_REPLY_BYTES = 16 * 1024;
+/**
+ * The server sent more than a cap allows: the dialog hangs up, and asking
+ * the host again would only cost the same, so callers record `unknown`
+ * rather than retry.
+ */
+export class SmtpLimitError extends SmtpDialogError {
+  override name = 'SmtpLimitError';
+}
+
+/**
+ * The caps on what a server may send (a real reply, even an EHLO list, is a
+ * few hundred bytes in a dozen lines; RFC 5321 keeps a reply line to 512
+ * octets). Anyone can point their domain's MX at a host that never ends a
+ * reply, so every byte read counts against them, finished lines included.
+ */
+export const MAX_REPLY_BYTES = 16 * 1024;
+export const MAX_REPLY_LINES = 100;
+/** All replies of one session (200 RCPT answers and the rest stay far below). */
+export const MAX_SESSION_BYTES = 256 * 1024;
+/** What the reply's text keeps for logs and verdicts: enough for any real answer. */
+const MAX_TEXT_CHARS = 2048;
 /** After QUIT, how long the connection may linger before it is cut. */
 const QUIT_GRACE_MS = 1000;
 
-const LINE = /^(\d{3})([ -])(.*)$/;
+const CODE = /^\d{3}(?:[ -]|$)/;
+const CONTINUATION = /^\d{3}-/;
 const ENHANCED = /^([245]\.\d{1,3}\.\d{1,3})(?:\s|$)/;
 
+/** A reply's lines (at most the caps above) as code, enhanced code and text; linear in their length. */
 export function parseReply(lines: string[]): SmtpReply {
-  const codes = lines.map((line) => LINE.exec(line));
-  const first = codes[0];
-  if (!first) throw new SmtpDialogError(`not an SMTP reply: ${lines[0]?.slice(0, 80)}`);
-  const texts = codes.map((m, i) => (m ? m[3]! : lines[i]!).trim());
+  const first = lines[0];
+  if (first === undefined || !CODE.test(first)) throw new SmtpDialogError(`not an SMTP reply: ${first?.slice(0, 80)}`);
+  const texts = lines.map((line) => (CODE.test(line) ? line.slice(4) : line).trim());
   const enhanced = ENHANCED.exec(texts[0]!)?.[1];
-  const text = texts.map((t) => (enhanced && t.startsWith(enhanced) ? t.slice(enhanced.length).trim() : t)).join(' ');
-  return { code: Number(first[1]), enhanced, text };
+  const text = texts
+    .map((t) => (enhanced && t.startsWith(enhanced) ? t.slice(enhanced.length).trim() : t))
+    .join(' ')
+    .slice(0, MAX_TEXT_CHARS);
+  return { code: Number(first.slice(0, 3)), enhanced, text };
 }
 
 /** Opens the TCP connection (smtp-probe.ts's connectSmtp, handed in: see there why). */
@@ -53,8 +76,12 @@ export interface DialogTarget {
 }
 
 export class SmtpDialog {
-  private buffer = '';
+  /** The unfinished line. */
+  private partial = '';
+  /** The finished lines of the reply being read, and their bytes with line ends. */
   private lines: string[] = [];
+  private replyBytes = 0;
+  private sessionBytes = 0;
   private waiting: { resolve: (reply: SmtpReply) => void; reject: (error: Error) => void } | undefined;
   private failure: Error | undefined;
   private closed = false;
@@ -112,8 +139,9 @@ export class SmtpDialog {
       });
     });
     this.socket = secure;
-    this.buffer = '';
+    this.partial = '';
     this.lines = [];
+    this.replyBytes = 0;
     this.attach(secure);
     return true;
   }
@@ -139,30 +167,55 @@ export class SmtpDialog {
     socket.setNoDelay(true);
     socket.on('error', (error) => this.fail(new SmtpDialogError(`connection failed: ${error.message}`)));
     socket.on('close', () => this.fail(new SmtpDialogError('connection closed by the server')));
-    socket.on('data', (chunk: Buffer) => this.receive(chunk.toString('latin1')));
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
   }
 
-  private receive(text: string): void {
-    this.buffer += text;
-    if (this.buffer.length > MAX_REPLY_BYTES) return this.fail(new SmtpDialogError('reply too long'));
-    let newline: number;
-    while ((newline = this.buffer.indexOf('\n')) !== -1) {
-      const line = this.buffer.slice(0, newline).replace(/\r$/, '');
-      this.buffer = this.buffer.slice(newline + 1);
+  /**
+   * One read (at most 64 KiB) in one pass, linear in its length: nothing
+   * here revisits earlier bytes, so a host flooding the dialog costs the
+   * process a bounded step per read, and other requests run between reads.
+   * Past a cap the connection is dropped at once.
+   */
+  private receive(chunk: Buffer): void {
+    this.sessionBytes += chunk.length;
+    if (this.sessionBytes > MAX_SESSION_BYTES) return this.overLimit(`the server sent more than ${MAX_SESSION_BYTES} bytes in one session`);
+    const text = chunk.toString('latin1');
+    let start = 0;
+    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
+      const raw = this.partial + text.slice(start, newline);
+      this.replyBytes += newline + 1 - start;
+      this.partial = '';
+      start = newline + 1;
+      if (this.replyBytes > MAX_REPLY_BYTES) return this.overLimit(`reply longer than ${MAX_REPLY_BYTES} bytes`);
+      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
       this.lines.push(line);
+      if (this.lines.length > MAX_REPLY_LINES) return this.overLimit(`reply longer than ${MAX_REPLY_LINES} lines`);
       // The last line of a reply has a space (or nothing) after the code.
-      if (!/^\d{3}-/.test(line)) {
-        const lines = this.lines;
-        this.lines = [];
-        const waiting = this.waiting;
-        this.waiting = undefined;
-        try {
-          waiting?.resolve(parseReply(lines));
-        } catch (error) {
-          waiting?.reject(error as Error);
-        }
-      }
+      if (!CONTINUATION.test(line)) this.finishReply();
     }
+    this.partial += text.slice(start);
+    this.replyBytes += text.length - start;
+    if (this.replyBytes > MAX_REPLY_BYTES) this.overLimit(`reply longer than ${MAX_REPLY_BYTES} bytes`);
+  }
+
+  private finishReply(): void {
+    const lines = this.lines;
+    this.lines = [];
+    this.replyBytes = 0;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    try {
+      waiting?.resolve(parseReply(lines));
+    } catch (error) {
+      waiting?.reject(error as Error);
+    }
+  }
+
+  private overLimit(reason: string): void {
+    this.fail(new SmtpLimitError(`${reason}: dropped the connection`));
+    this.lines = [];
+    this.partial = '';
+    this.destroy();
   }
 
   private fail(error: Error): void {

@@ -1,0 +1,65 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/local/ports.ts';
+
+/**
+ * `npm run dns:demo` as a person or an IDE runs it: Ctrl-C (SIGINT to the
+ * terminal's whole process group) and an IDE's stop button (SIGTERM to the
+ * npm process alone) both stop every process it started.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** A safety bound: the script notices its parent is gone within a quarter of a second. */
+const STOP_TIMEOUT_MS = 10_000;
+const started = new Set<ChildProcess>();
+
+afterAll(() => {
+  for (const proc of started) {
+    try {
+      process.kill(-proc.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/** The pids of a process group. */
+const groupPids = (pgid: number) =>
+  execFileSync('ps', ['-eo', 'pid=,pgid='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number))
+    .filter(([, group]) => group === pgid)
+    .map(([pid]) => pid!);
+
+describe('npm run dns:demo', () => {
+  it.each([
+    ['SIGTERM', 'npm alone'],
+    ['SIGINT', 'the process group (Ctrl-C)'],
+  ] as const)('stops all its processes on %s to %s', async (signal, to) => {
+    // Given the demo DNS server started through npm, in a process group of its own, serving
+    const proc = spawn('npm', ['run', 'dns:demo'], {
+      cwd: ROOT,
+      env: { ...process.env, DNS_DEMO_PORT: String(await freePort()) },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    started.add(proc);
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      proc.stdout!.on('data', (chunk) => {
+        out += chunk;
+        if (/^DNS_SERVERS=/m.test(out)) resolve();
+      });
+      void exited.then(() => reject(new Error(`dns:demo exited before serving: ${out}`)));
+    });
+    expect(groupPids(proc.pid!).length).toBeGreaterThan(1); // npm, its shell, node
+    // When the signal is sent
+    process.kill(to === 'npm alone' ? proc.pid! : -proc.pid!, signal);
+    // Then every process of the group is gone
+    const until = Date.now() + STOP_TIMEOUT_MS;
+    while (groupPids(proc.pid!).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(groupPids(proc.pid!)).toEqual([]);
+    started.delete(proc);
+  });
+});
