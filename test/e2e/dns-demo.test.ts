@@ -59,7 +59,10 @@ describe('npm run dns:demo', () => {
     // Then every process of the group is gone
     const until = Date.now() + STOP_TIMEOUT_MS;
     while (groupPids(proc.pid!).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    expect(groupPids(proc.pid!)).toEqual([]);
+    const left = groupPids(proc.pid!);
+    // What is left, named, so a failure says which process missed the stop.
+    const named = left.length ? execFileSync('ps', ['-o', 'pid=,ppid=,stat=,args=', '-p', left.join(',')], { encoding: 'utf8' }) : '';
+    expect(left, named).toEqual([]);
     started.delete(proc);
   });
 });

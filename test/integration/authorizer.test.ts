@@ -13,7 +13,18 @@ describe('TOKEN authorizer', () => {
     expect(result.policyDocument.Statement).toEqual([
       { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
     ]);
-    expect(result.context).toEqual({ accountId: t.accountId, contactId: t.contactIds.alice });
+    expect(result.context).toEqual({ kind: 'user', accountId: t.accountId, contactId: t.contactIds.alice });
+  });
+
+  it("allows the account's secret key too, naming the credential's kind: the route's handler takes or refuses it", async () => {
+    const t = await aTenant();
+    const result = await authorize(`Bearer ${t.secretKey}`);
+    expect(result.policyDocument.Statement).toEqual([
+      { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
+    ]);
+    expect(result.context).toEqual({ kind: 'secret', accountId: t.accountId, keyId: expect.stringMatching(/^key_/) });
+    // The same account's usage plan throttles both credentials
+    expect(result.usageIdentifierKey).toBe(usageKeyValue(t.accountId));
   });
 
   it("names the account's API key, so that the usage plan holding it throttles that account alone", async () => {
@@ -26,7 +37,7 @@ describe('TOKEN authorizer', () => {
   });
 
   it('denies an unknown, malformed or missing token on the whole API, without failing (no function error to alarm on)', async () => {
-    for (const header of [`Bearer tok_${'x'.repeat(43)}`, 'Basic abc', '']) {
+    for (const header of [`Bearer tok_${'x'.repeat(43)}`, `Bearer sk_${'x'.repeat(43)}`, 'Basic abc', '']) {
       const result = await authorize(header);
       expect(result.policyDocument.Statement).toEqual([
         { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
