@@ -60,7 +60,11 @@ export async function updateConversation(who: Principal, id: string, update: Con
   }
   const { opened, ...changes } = update;
   // Opening reads the whole thread for this user, up to now.
-  if (opened) await readThrough(who, current, newId('msg'));
+  if (opened) {
+    // A member removed from the group still reads what they received, but no sender hears of it.
+    const tellSenders = current.group_id === null || (await isMember(who.accountId, current.group_id, who.contactId));
+    await readThrough(who, current, newId('msg'), undefined, { tellSenders });
+  }
   const updated = await conversations.writeConversation(who, current, {
     ...changes,
     ...(opened ? { last_opened_at: nowSeconds() } : {}),

@@ -30,20 +30,33 @@ const MAX_ROUNDS = 500;
  * arrives read. Entries delivered while the first pass ran are read by a
  * second pass, after the position moved.
  */
-export async function readThrough(owner: Owner, conversation: Conversation, through: string, at = nowSeconds()): Promise<void> {
+export async function readThrough(
+  owner: Owner,
+  conversation: Conversation,
+  through: string,
+  at = nowSeconds(),
+  { tellSenders = true }: { tellSenders?: boolean } = {},
+): Promise<void> {
   const from = conversation.read_through;
   if (from !== null && from >= through) return;
-  await readRange(owner, conversation.id, from, through, at);
+  const range = { at, tellSenders };
+  await readRange(owner, conversation.id, from, through, range);
   if (!(await advanceReadThrough(owner, conversation.id, through))) return;
-  await readRange(owner, conversation.id, from, through, at);
+  await readRange(owner, conversation.id, from, through, range);
 }
 
-async function readRange(owner: Owner, conversationId: string, from: string | null, through: string, at: number): Promise<void> {
+/** When the entries are read, and whether their senders learn of it (not from a member removed from the group). */
+interface ReadAs {
+  at: number;
+  tellSenders: boolean;
+}
+
+async function readRange(owner: Owner, conversationId: string, from: string | null, through: string, as: ReadAs): Promise<void> {
   let after = from;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const { unread, last } = await unreadEntries(owner, conversationId, after, through, SCAN);
     for (let i = 0; i < unread.length; i += PER_TRANSACTION) {
-      if (!(await readBatch(owner, conversationId, unread.slice(i, i + PER_TRANSACTION), at))) return;
+      if (!(await readBatch(owner, conversationId, unread.slice(i, i + PER_TRANSACTION), as))) return;
     }
     if (last === undefined) return;
     after = last;
@@ -51,7 +64,7 @@ async function readRange(owner: Owner, conversationId: string, from: string | nu
 }
 
 /** False when the conversation is gone. */
-async function readBatch(owner: Owner, conversationId: string, batch: UnreadEntry[], at: number): Promise<boolean> {
+async function readBatch(owner: Owner, conversationId: string, batch: UnreadEntry[], { at, tellSenders }: ReadAs): Promise<boolean> {
   let pending = batch;
   // Each failed attempt settles at least one entry, so this ends within the batch's size.
   for (let attempt = 0; attempt <= batch.length && pending.length > 0; attempt++) {
@@ -60,7 +73,7 @@ async function readBatch(owner: Owner, conversationId: string, batch: UnreadEntr
       ['view', unreadLess(owner, conversationId, pending.length)],
     ]);
     if (failed.length === 0) {
-      await markFirstRead(owner.accountId, pending, at);
+      if (tellSenders) await markFirstRead(owner.accountId, pending, at);
       return true;
     }
     if (failed.includes('view')) return false;

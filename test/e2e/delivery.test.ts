@@ -273,6 +273,9 @@ describe.each(transports())('delivery over %s', (transport) => {
       expect(res.status, `${method} ${JSON.stringify(form)}`).toBe(404);
       expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'id' });
     }
+    // Opening his own view reads it for him alone: his unread count falls, no sender learns of it
+    const opened = await api.call('PUT', `/v1/conversations/${bobs.id}`, { token: t.token2, form: { opened: 'true' } });
+    expect(opened.body.unread_count).toBe(0);
     // And the members see both messages as they were: no reaction, no edit, not read by anyone
     const [carolsGroup] = await conversations(carol);
     const seen = await messagesOf(carol, carolsGroup.id);
