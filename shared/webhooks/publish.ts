@@ -1,16 +1,16 @@
-import type { DynamoDBRecord } from 'aws-lambda';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { accountWebhooks, type Webhook } from '#shared/data/webhooks';
 import { queueUrlEnv } from '#shared/queues';
 import { requireQueue, sendJsonBatch } from '#shared/util/sqs';
-import { eventsOf, type Change } from '#shared/webhooks/events';
-import type { WebhookEvent } from '#shared/webhooks/event-types';
+import { accountEventsOf } from '#shared/stream/account';
+import type { Change } from '#shared/stream/change';
+import type { StreamEvent } from '#shared/stream/event';
 
 /** A delivery job: one event for one endpoint, and which attempt comes next. */
 export interface DeliveryJob {
   webhook_id: string;
   account_id: string;
-  event: WebhookEvent;
+  /** What the endpoint receives: the body of the POST. */
+  event: StreamEvent;
   attempt: number;
   /** First attempt's time, ms (absent before the first): the retry schedule counts from it. */
   first_ms?: number;
@@ -18,25 +18,7 @@ export interface DeliveryJob {
   not_before_ms?: number;
 }
 
-type Image = Parameters<typeof unmarshall>[0];
-
-/** A stream record (Lambda's event, or the local poller's, which builds the same shape) as a change. */
-export function changeOf(record: DynamoDBRecord): Change | undefined {
-  const d = record.dynamodb;
-  if (!d?.Keys || !record.eventName || !d.SequenceNumber) return undefined;
-  const keys = unmarshall(d.Keys as Image);
-  return {
-    eventName: record.eventName,
-    sequenceNumber: d.SequenceNumber,
-    createdMs: Math.round((d.ApproximateCreationDateTime ?? 0) * 1000),
-    pk: String(keys.pk),
-    sk: String(keys.sk),
-    ...(d.NewImage ? { newImage: unmarshall(d.NewImage as Image) } : {}),
-    ...(d.OldImage ? { oldImage: unmarshall(d.OldImage as Image) } : {}),
-  };
-}
-
-export const subscribed = (w: Webhook, event: WebhookEvent) =>
+export const subscribed = (w: Webhook, event: StreamEvent) =>
   w.disabled_at === null && (w.events === null || w.events.includes(event.type));
 
 /**
@@ -45,7 +27,7 @@ export const subscribed = (w: Webhook, event: WebhookEvent) =>
  * caches each account's endpoints for the rest of the batch.
  */
 export async function jobsOf(change: Change, endpoints: Map<string, Promise<Webhook[]>>): Promise<DeliveryJob[]> {
-  const events = await eventsOf(change);
+  const events = await accountEventsOf(change);
   const jobs: DeliveryJob[] = [];
   for (const { accountId, event } of events) {
     let hooks = endpoints.get(accountId);
