@@ -41,6 +41,7 @@ import {
 } from '#shared/webhooks/manage';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { useBackends } from './local/runtime.ts';
+import { migrateJobs } from './migrations/jobs.ts';
 import { migratePlatform } from './migrations/platform.ts';
 import { migrateThreads } from './migrations/threads.ts';
 import { UsagePlans } from './usage-plans.ts';
@@ -340,6 +341,11 @@ const commands: Record<string, Command> = {
     usage: '',
     summary: '0.3 → 0.4: the index entries the platform endpoints read (idempotent)',
     run: async () => migratePlatform((line) => console.error(line)),
+  },
+  'migrate jobs': {
+    usage: '',
+    summary: '0.3 → 0.4: fan-out and purge records as durable jobs (idempotent)',
+    run: async () => migrateJobs((line) => console.error(line)),
   },
 };
 

@@ -15,21 +15,15 @@ let cached: Config | undefined;
 
 export interface Config {
   tableName: string;
-  /** Queue that continues deleting a conversation's messages past one invocation. */
-  purgeQueueUrl: string | undefined;
   /** Queue of email validation work (the worker consumes it). */
   validationQueueUrl: string | undefined;
-  /** Queue that continues delivering a group message (or retracting it) past the send's request. */
-  deliveryQueueUrl: string | undefined;
   region: string;
 }
 
 export function config(): Config {
   cached ??= {
     tableName: required('TABLE_NAME'),
-    purgeQueueUrl: process.env.PURGE_QUEUE_URL || undefined,
     validationQueueUrl: process.env.VALIDATION_QUEUE_URL || undefined,
-    deliveryQueueUrl: process.env.DELIVERY_QUEUE_URL || undefined,
     region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
   };
   return cached;

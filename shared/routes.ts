@@ -295,7 +295,7 @@ export const streams: readonly StreamConsumer[] = [
     batchSize: 100,
     timeoutSeconds: 60,
     retryAttempts: 10,
-    // The items whose changes are events (shared/webhooks/events.ts, EVENT_SORT_KEYS).
+    // The items whose changes the account's view has events for (shared/stream/account.ts).
     sortKeys: { exact: ['CONV', 'LIST'], prefix: ['MSG#'] },
   },
   {
@@ -311,7 +311,7 @@ export const streams: readonly StreamConsumer[] = [
     parallelization: 4,
     realtime: true,
     latencySensitive: true,
-    // Conversations, thread messages (edits, reactions) and each participant's entry (delivery, reads: shared/realtime/events.ts).
+    // Conversations, thread messages (edits, reactions) and each participant's entry (delivery, reads: shared/stream/users.ts).
     sortKeys: { exact: ['CONV'], prefix: ['MSG#', '#MSG#'] },
   },
 ];

@@ -1,6 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { findPrincipal } from '#shared/data/tokens';
-import { handshakeToken } from '#shared/realtime/handshake';
+import { handshakeToken } from '#shared/http/handshake';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 import { countMetric } from '#shared/util/metrics';

@@ -1,6 +1,6 @@
 import { putConnection } from '#shared/data/connections';
 import { hashToken } from '#shared/data/tokens';
-import { acceptedProtocol, connectionPrincipal, handshakeToken, type WebSocketEvent } from '#shared/realtime/handshake';
+import { acceptedProtocol, connectionPrincipal, handshakeToken, type WebSocketEvent } from '#shared/http/handshake';
 import { instrumented } from '#shared/util/invocation';
 
 /**

@@ -1,5 +1,5 @@
 import { touchConnection } from '#shared/data/connections';
-import { callbackOf, connectionPrincipal, type WebSocketEvent } from '#shared/realtime/handshake';
+import { callbackOf, connectionPrincipal, type WebSocketEvent } from '#shared/http/handshake';
 import { postFrame } from '#shared/realtime/push';
 import { instrumented } from '#shared/util/invocation';
 

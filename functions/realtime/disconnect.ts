@@ -1,5 +1,5 @@
 import { deleteConnection } from '#shared/data/connections';
-import { connectionPrincipal, type WebSocketEvent } from '#shared/realtime/handshake';
+import { connectionPrincipal, type WebSocketEvent } from '#shared/http/handshake';
 import { instrumented } from '#shared/util/invocation';
 
 /** `$disconnect` (best effort on API Gateway: a connection it never reports leaves by TTL or on its first GoneException). */

@@ -1,16 +1,8 @@
-import { enqueuePurge, parsePurgeJob, purge } from '#shared/purge';
-import { worker } from '#shared/util/worker';
+import { jobWorker } from '#shared/jobs/worker';
+import { purgeContact } from '#shared/purge/contact';
+import { purgeConversation } from '#shared/purge/conversation';
+import { purgeGroup } from '#shared/purge/group';
+import { purgeList } from '#shared/purge/list';
 
-/** Leave this much of the invocation for re-enqueueing the rest. */
-const SAFETY_MS = 5_000;
-
-/** Continues deleting a deleted conversation's messages or list's emails; a job out of time re-enqueues itself. */
-export const handler = worker({
-  what: 'purge job',
-  parse: parsePurgeJob,
-  describe: (job) => ({ ...job }),
-  each: async (job, delivery) => {
-    const deadline = Date.now() + (delivery.context?.getRemainingTimeInMillis() ?? 60_000) - SAFETY_MS;
-    if ((await purge(job, deadline)) === 'more') await enqueuePurge(job);
-  },
-});
+/** Continues deleting what a deleted conversation, email list, contact or group left; a job out of time queues the rest. */
+export const handler = jobWorker([purgeConversation, purgeList, purgeContact, purgeGroup]);

@@ -1,10 +1,10 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { audienceOf, batchReads, userEventsOf, type UserEvent } from '#shared/realtime/events';
+import { changeOf } from '#shared/stream/change';
+import { audienceOf, batchReads, userEventsOf, type UserEvent } from '#shared/stream/users';
 import { BatchConnections, pushEvents, realtimeEndpoint } from '#shared/realtime/push';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 import { inParallel } from '#shared/util/parallel';
-import { changeOf } from '#shared/webhooks/publish';
 
 /** Changes turned into events at once (each reads a little: the message, a conversation id). */
 const CHANGES_AT_ONCE = 8;

@@ -1,11 +1,10 @@
 import type { Context } from 'aws-lambda';
 import { recoverLostWork, resumeAllAwaiting } from '#shared/email/outbox';
-import { requeueUnfinishedFanouts } from '#shared/messaging/delivery';
-import { requeueUnfinishedPurges } from '#shared/purge';
+import { requeueDueJobs } from '#shared/jobs/sweep';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 
-/** Work stored longer ago than this but still not queued was stranded by a crash. */
+/** Validation work stored longer ago than this but still not queued was stranded by a crash. */
 export const STRANDED_AFTER_MS = 2 * 60_000;
 /** Leave this much of the invocation unused. */
 const SAFETY_MS = 10_000;
@@ -23,9 +22,8 @@ async function isolated<T>(job: string, run: () => Promise<T>): Promise<T | unde
 /**
  * Scheduled: finishes work a crash left between the database and the
  * queue, re-queues unfinished emails whose message was lost, releases work
- * held for credits once the account has them, and re-queues purges of
- * deleted conversations and lists, and deliveries of group messages, whose
- * chain stopped.
+ * held for credits once the account has them, and re-queues the durable
+ * jobs (deliveries, purges) whose chain stopped.
  */
 export const handler = instrumented(async (_event?: unknown, context?: Context) => {
   const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - SAFETY_MS;
@@ -33,7 +31,6 @@ export const handler = instrumented(async (_event?: unknown, context?: Context) 
     recoverLostWork({ strandedAfterMs: STRANDED_AFTER_MS, dueBeforeMs: Date.now(), deadline }),
   );
   await isolated('release', () => resumeAllAwaiting());
-  const purges = await isolated('purges', () => requeueUnfinishedPurges());
-  const deliveries = await isolated('deliveries', () => requeueUnfinishedFanouts());
-  return { resent: recovered?.settled, requeued: recovered?.requeued, purges, deliveries };
+  const jobs = await isolated('jobs', () => requeueDueJobs());
+  return { resent: recovered?.settled, requeued: recovered?.requeued, jobs };
 });

@@ -2,7 +2,8 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Webhook } from '#shared/data/webhooks';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
-import { changeOf, enqueueJobs, jobsOf } from '#shared/webhooks/publish';
+import { changeOf } from '#shared/stream/change';
+import { enqueueJobs, jobsOf } from '#shared/webhooks/publish';
 
 /**
  * The table's change stream → webhook delivery jobs. Records are handled in

@@ -3,7 +3,7 @@ import { parseItem } from '#shared/db/item-schema';
 import { attr, update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, getItem, putNew, query, unlessConditionFails, updateItem, type Item } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
-import type { EventType } from '#shared/webhooks/event-types';
+import type { EventType } from '#shared/stream/event';
 import type { Sealed } from '#shared/webhooks/secrets';
 import { newId, nowSeconds } from '#shared/util/ids';
 

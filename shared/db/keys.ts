@@ -98,21 +98,19 @@ export const keys = {
    * Expires a little after API Gateway's 2-hour connection limit.
    */
   connection: tableKey('ACC#<acct>#USER#<user>#CONNS', 'CONN#<connection>'),
-  /** The recipients of a group message (the members when it was sent) and how far its delivery or retraction went. */
-  fanout: tableKey('ACC#<acct>#FANOUT#<msg>', 'FANOUT'),
-  /** gsi2: fan-outs not finished, oldest first, so the sweeper resumes them. */
-  pendingFanouts: indexKey('gsi2', 'FANOUT#PENDING', '<ms>'),
 
   idempotency: tableKey('ACC#<acct>#IDEM#<key_hash>', 'IDEM'),
 
   /**
-   * A deletion whose children are still being purged; `<parent>` is
-   * `CONV#<conv>` or `LIST#<list>` (messages, emails), `CONTACT#<ct>` (its
-   * tokens, memberships and own conversations) or `GROUP#<grp>` (its members).
+   * A durable job (shared/jobs/): work that follows a commit, recorded in its
+   * transaction. `<subject>` names what it works on: `MSG#<msg>` (a group
+   * message's delivery, kept afterwards as the list its retraction must
+   * reach, then the retraction itself), `CONV#<conv>`, `LIST#<list>`,
+   * `CONTACT#<ct>` or `GROUP#<grp>` (what a deletion leaves to purge).
    */
-  purge: tableKey('ACC#<acct>#PURGE#<parent>', 'PURGE'),
-  /** gsi2: unfinished purges, oldest first, so the sweeper finishes them. */
-  pendingPurges: indexKey('gsi2', 'PURGE#PENDING', '<ms>'),
+  job: tableKey('ACC#<acct>#JOB#<subject>', 'JOB'),
+  /** gsi2: unfinished jobs by the time they are due (their chain's lease ends), so the sweeper takes up those past it. */
+  pendingJobs: indexKey('gsi2', 'JOB#PENDING', '<ms>'),
 
   /** Global: hands out blocks of email ids, one atomic ADD per block (hi/lo). */
   idBlocks: tableKey('COUNTER#EMAIL_IDS', 'COUNTER'),

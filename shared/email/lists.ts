@@ -4,8 +4,8 @@ import { keys } from '#shared/db/keys';
 import { collectionKey, listEmailsPage } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { lastPageOf, pageOutOfRange } from '#shared/email/visible';
-import { purgeRecordPut } from '#shared/data/purges';
-import { startPurge } from '#shared/purge';
+import { jobPut, newJob, startJob } from '#shared/jobs/run';
+import { purgeList } from '#shared/purge/list';
 
 export const createList = (who: Tenant, input: { name: string; description?: string }) => createEmailList(who.accountId, input);
 
@@ -30,7 +30,7 @@ export async function listListEmails(who: Tenant, id: number, page: number) {
 
 /** Gone for readers at once; its emails are purged now and, if many, continued from the queue. */
 export async function deleteList(who: Tenant, id: number, deadline: number) {
-  const job = { kind: 'purge-list', accountId: who.accountId, listId: id } as const;
-  if (!(await deleteEmailList(who.accountId, id, [purgeRecordPut(job)]))) throw notFound('email list', String(id), 'id');
-  await startPurge(job, deadline);
+  const job = newJob(purgeList, who.accountId, { listId: id });
+  if (!(await deleteEmailList(who.accountId, id, [jobPut(job)]))) throw notFound('email list', String(id), 'id');
+  await startJob(purgeList, job, deadline);
 }

@@ -1,4 +1,6 @@
+import * as v from 'valibot';
 import { config } from '#shared/config';
+import { parseMessage } from '#shared/util/message-schema';
 import { requireQueue, sendJsonBatch } from '#shared/util/sqs';
 
 /** One queue message names up to this many emails of one account. */
@@ -69,26 +71,27 @@ export const workOf = (e: { id: number; email: string; seq: number; created_at: 
   known: { address: e.email, seq: e.seq, createdAt: e.created_at, listId: e.email_list_id },
 });
 
-const sameLength = (values: unknown, ids: number[], valid: (value: unknown) => boolean) =>
-  Array.isArray(values) && values.length === ids.length && values.every(valid);
+const int = () => v.pipe(v.number(), v.safeInteger());
 
-export function parseValidationJob(body: string): ValidationJob | undefined {
-  try {
-    const job = JSON.parse(body) as ValidationJob;
-    const ok =
-      typeof job.accountId === 'string' &&
-      Array.isArray(job.emailIds) &&
-      job.emailIds.length > 0 &&
-      job.emailIds.length <= EMAILS_PER_MESSAGE &&
-      job.emailIds.every((id) => Number.isSafeInteger(id)) &&
-      (job.deferrals === undefined || (Number.isSafeInteger(job.deferrals) && job.deferrals >= 0 && job.deferrals <= 100)) &&
-      (job.addresses === undefined ||
-        (sameLength(job.addresses, job.emailIds, (a) => typeof a === 'string') &&
-          sameLength(job.seqs, job.emailIds, Number.isSafeInteger) &&
-          sameLength(job.createdAt, job.emailIds, Number.isSafeInteger) &&
-          (job.listId === null || Number.isSafeInteger(job.listId))));
-    return ok ? job : undefined;
-  } catch {
-    return undefined;
-  }
-}
+// Built in a /* @__PURE__ */ call, as the other schemas (shared/db/item-schema.ts).
+const validationJob = /* @__PURE__ */ (() =>
+  v.pipe(
+    v.object({
+      accountId: v.string(),
+      emailIds: v.pipe(v.array(int()), v.minLength(1), v.maxLength(EMAILS_PER_MESSAGE)),
+      addresses: v.optional(v.array(v.string())),
+      seqs: v.optional(v.array(int())),
+      createdAt: v.optional(v.array(int())),
+      listId: v.optional(v.nullable(int())),
+      deferrals: v.optional(v.pipe(int(), v.minValue(0), v.maxValue(100))),
+    }),
+    // What the worker needs to record outcomes unread comes whole, one entry per email, or not at all.
+    v.check(
+      (job) =>
+        job.addresses === undefined ||
+        (job.listId !== undefined && [job.addresses, job.seqs, job.createdAt].every((values) => values?.length === job.emailIds.length)),
+    ),
+  ))();
+
+/** A queue message as a validation job; undefined for a malformed one (the worker logs and drops it). */
+export const parseValidationJob = (body: string): ValidationJob | undefined => parseMessage(validationJob, body);

@@ -5,8 +5,8 @@ import { isMessageOf } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
 import { conflict, invalid, notFound } from '#shared/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
-import { purgeRecordPut } from '#shared/data/purges';
-import { startPurge } from '#shared/purge';
+import { jobPut, newJob, startJob } from '#shared/jobs/run';
+import { purgeConversation } from '#shared/purge/conversation';
 import { isMember } from '#shared/data/group-members';
 import { readThrough } from '#shared/messaging/read-state';
 import { newId, nowSeconds } from '#shared/util/ids';
@@ -76,8 +76,8 @@ export async function updateConversation(who: Principal, id: string, update: Con
 
 /** Gone for readers at once; its messages are purged now and, if many, continued from the queue. */
 export async function deleteConversation(who: Principal, id: string, deadline: number) {
-  const job = { kind: 'purge-conversation', accountId: who.accountId, contactId: who.contactId, conversationId: id } as const;
-  const deleted = await conversations.removeConversation(who, id, [purgeRecordPut(job)]);
+  const job = newJob(purgeConversation, who.accountId, { contactId: who.contactId, conversationId: id });
+  const deleted = await conversations.removeConversation(who, id, [jobPut(job)]);
   if (!deleted) throw notFound('conversation', id, 'id');
-  await startPurge(job, deadline);
+  await startJob(purgeConversation, job, deadline);
 }

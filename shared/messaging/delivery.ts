@@ -1,4 +1,3 @@
-import { config } from '#shared/config';
 import { transactNamed, type NamedItems } from '#shared/db/batch';
 import type { Owner } from '#shared/db/keys';
 import {
@@ -12,12 +11,9 @@ import {
   unreadLess,
   type ConversationTarget,
 } from '#shared/data/conversations';
-import { advanceFanout, finishFanout, getFanout, unfinishedFanouts } from '#shared/data/fanouts';
 import { contentExists, entryOf, participantGone, participantParts, type NewMessage } from '#shared/data/messages';
 import { nowSeconds } from '#shared/util/ids';
-import { describeError, logger } from '#shared/util/logger';
 import { inParallel } from '#shared/util/parallel';
-import { requireQueue, sendJson } from '#shared/util/sqs';
 
 /**
  * Delivery puts a message into every other participant's own conversation:
@@ -29,12 +25,10 @@ import { requireQueue, sendJson } from '#shared/util/sqs';
 
 /** Recipients per transaction: each takes up to 4 items (guard, conversation, entry, locator), plus the message check: 97 of 100. */
 export const CHUNK = 24;
-/** How long a send delivers to a group inline before the delivery queue takes the rest. */
-export const INLINE_MS = 2_500;
 /** Attempts for one recipient whose conversation changed under the delivery (deleted, opened, read past the message). */
 const ATTEMPTS = 4;
 /** Recipients handled one by one at a time, when a chunk's transaction could not be used. */
-const PARALLEL = 4;
+export const PARALLEL = 4;
 
 export interface Delivery {
   message: NewMessage;
@@ -85,7 +79,7 @@ export async function deliverTo(contactId: string, d: Delivery, also: NamedItems
 }
 
 /** A chunk of a group's recipients in one transaction; one by one if that cannot commit. False when the message is gone. */
-async function deliverChunk(d: Delivery, recipients: string[]): Promise<boolean> {
+export async function deliverChunk(d: Delivery, recipients: string[]): Promise<boolean> {
   const accountId = d.message.account_id;
   const conversations = await conversationIdsFor(accountId, recipients, targetIdOf(d.target));
   const check: NamedItems = [['message', contentExists(d.message)]];
@@ -128,82 +122,4 @@ export async function retractFrom(contactId: string, accountId: string, messageI
     }
   }
   throw new Error(`retracting ${messageId} from ${contactId} kept meeting changes`);
-}
-
-/**
- * Works through a group message's fan-out record until done or past the
- * deadline (epoch ms): 'more' when recipients remain. Progress is recorded
- * after each chunk, and each chunk is idempotent, so a run that dies is
- * resumed by the next (queue redelivery, or the sweeper) without doubling.
- */
-export async function runFanout(accountId: string, messageId: string, deadline: number): Promise<'done' | 'more'> {
-  const f = await getFanout(accountId, messageId);
-  if (!f) return 'done';
-  const delivery: Delivery = {
-    message: {
-      id: messageId,
-      account_id: accountId,
-      thread: f.groupId,
-      contact_id: f.sender,
-      created_at: f.createdAt,
-      message: '',
-      attachments: [],
-      extras_bytes: 0,
-    },
-    target: { groupId: f.groupId },
-  };
-  for (let i = f.next; i < f.recipients.length; i += CHUNK) {
-    const chunk = f.recipients.slice(i, i + CHUNK);
-    if (f.op === 'deliver') {
-      // The message was deleted: its retraction takes the record over (or, if none was recorded, nothing is left to do).
-      if (!(await deliverChunk(delivery, chunk))) {
-        await finishFanout(f);
-        return 'done';
-      }
-    } else {
-      await inParallel(chunk, PARALLEL, async (r) => void (await retractFrom(r, accountId, messageId)));
-    }
-    if (!(await advanceFanout(f, i + CHUNK))) return 'done';
-    if (Date.now() > deadline && i + CHUNK < f.recipients.length) return 'more';
-  }
-  await finishFanout(f);
-  return 'done';
-}
-
-export type FanoutJob = { kind: 'fanout'; accountId: string; messageId: string };
-
-export async function enqueueFanout(job: FanoutJob): Promise<void> {
-  await sendJson(requireQueue(config().deliveryQueueUrl, 'DELIVERY_QUEUE_URL'), job);
-}
-
-/** Runs a fan-out inline until the deadline, then hands the rest to the delivery worker (or, failing that, the sweeper). */
-export async function startFanout(accountId: string, messageId: string, deadline: number): Promise<void> {
-  const job: FanoutJob = { kind: 'fanout', accountId, messageId };
-  // The send (or delete) is committed with its record: whatever stops the inline run, the queue finishes it.
-  const inline = await runFanout(accountId, messageId, deadline).catch((error) => {
-    logger.warn('inline delivery stopped', { job, ...describeError(error) });
-    return 'more' as const;
-  });
-  if (inline !== 'more') return;
-  logger.info('delivery continues asynchronously', { job });
-  await enqueueFanout(job).catch((error) => logger.warn('delivery queueing deferred to the sweeper', { job, ...describeError(error) }));
-}
-
-export function parseFanoutJob(body: string): FanoutJob | undefined {
-  try {
-    const job = JSON.parse(body) as FanoutJob;
-    return job.kind === 'fanout' && typeof job.accountId === 'string' && typeof job.messageId === 'string' ? job : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Fan-outs pending longer than this lost their run (a crash, a failed queue send): the sweeper queues them again. */
-export const UNFINISHED_AFTER_MS = 2 * 60_000;
-
-/** The sweeper's pass over fan-outs still pending. */
-export async function requeueUnfinishedFanouts(): Promise<number> {
-  const pending = await unfinishedFanouts(Date.now() - UNFINISHED_AFTER_MS);
-  for (const f of pending) await enqueueFanout({ kind: 'fanout', ...f });
-  return pending.length;
 }

@@ -9,7 +9,8 @@ import {
   touchConversationUpdate,
   type Conversation,
 } from '#shared/data/conversations';
-import { fanoutPut, getFanout, retractionStart } from '#shared/data/fanouts';
+import { getJob } from '#shared/data/jobs';
+import { parseItem } from '#shared/db/item-schema';
 import { groupMembers } from '#shared/data/group-members';
 import * as messages from '#shared/data/messages';
 import {
@@ -23,7 +24,9 @@ import {
 } from '#shared/data/messages';
 import type { Principal } from '#shared/data/tokens';
 import { conflict, forbidden, invalid, notFound } from '#shared/errors';
-import { deliverTo, INLINE_MS, retractFrom, startFanout } from '#shared/messaging/delivery';
+import { newJob, jobPut, startJob } from '#shared/jobs/run';
+import { deliverTo, retractFrom } from '#shared/messaging/delivery';
+import { fanout, INLINE_MS, messageSubject, retraction } from '#shared/messaging/fanout';
 import { readThrough } from '#shared/messaging/read-state';
 import { attachmentsBytes, MAX_ATTACHMENTS, planAttachments, toAttachments, type AttachmentsInput } from '#shared/messaging/attachments';
 import { cursorPage, invalidCursor, type CursorQuery } from '#shared/messaging/cursor';
@@ -100,24 +103,10 @@ async function sendToGroup(who: Principal, view: Conversation, message: NewMessa
   // A removed member (or one of a deleted group) keeps its view but meets the thread as one it never had.
   if (!members.includes(who.contactId)) throw notFound('conversation', view.id, 'conversation_id');
   const recipients = members.filter((c) => c !== who.contactId);
-  const fanout: NamedItems =
-    recipients.length === 0
-      ? []
-      : [
-          [
-            'fanout',
-            fanoutPut({
-              accountId: who.accountId,
-              messageId: message.id,
-              groupId,
-              sender: who.contactId,
-              createdAt: message.created_at,
-              recipients,
-            }),
-          ],
-        ];
-  const failed = await transactNamed([...own, ...fanout], undefined, now);
-  if (failed.length === 0 && recipients.length > 0) await startFanout(who.accountId, message.id, Date.now() + INLINE_MS);
+  const payload = { messageId: message.id, groupId, sender: who.contactId, createdAt: message.created_at, recipients };
+  const job = recipients.length > 0 ? newJob(fanout, who.accountId, payload) : undefined;
+  const failed = await transactNamed([...own, ...(job ? ([['fanout', jobPut(job)]] as NamedItems) : [])], undefined, now);
+  if (failed.length === 0 && job) await startJob(fanout, job, Date.now() + INLINE_MS);
   return failed;
 }
 
@@ -248,10 +237,12 @@ export async function deleteMessage(who: Principal, id: string): Promise<void> {
   if (other !== undefined) {
     if ((await retractFrom(other, who.accountId, id, own)).length > 0) throw notFound('message', id, 'id');
   } else {
-    const recorded = await getFanout(who.accountId, id);
-    const failed = await transactNamed([...own, ...(recorded ? ([['fanout', retractionStart(who.accountId, id)]] as NamedItems) : [])]);
+    // The fan-out's record lists whom the message reached; none was written for a group of the sender alone.
+    const recorded = await getJob({ accountId: who.accountId, subject: messageSubject(id) });
+    const job = recorded && newJob(retraction, who.accountId, parseItem(retraction.payload, recorded.payload));
+    const failed = await transactNamed([...own, ...(job ? ([['fanout', jobPut(job)]] as NamedItems) : [])]);
     if (failed.length > 0) throw notFound('message', id, 'id');
-    if (recorded) await startFanout(who.accountId, id, Date.now() + INLINE_MS);
+    if (job) await startJob(retraction, job, Date.now() + INLINE_MS);
   }
   await clearPinnedMessage(who, message.conversation_id, id);
 }

@@ -1,11 +1,11 @@
 import * as contacts from '#shared/data/contacts';
 import type { Contact, ContactChanges } from '#shared/data/contacts';
 import type { Hold } from '#shared/data/idempotency';
-import { purgeRecordPut } from '#shared/data/purges';
 import type { Tenant } from '#shared/data/tokens';
 import { conflict, notFound } from '#shared/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
-import { startPurge } from '#shared/purge';
+import { jobPut, newJob, startJob } from '#shared/jobs/run';
+import { purgeContact } from '#shared/purge/contact';
 import { derivedId } from '#shared/util/ids';
 
 export { presentContact } from '#shared/messaging/present';
@@ -58,7 +58,7 @@ export async function updateContact(who: Tenant, id: string, changes: ContactCha
  */
 export async function deleteContact(who: Tenant, id: string, deadline: number): Promise<void> {
   const current = await requireContact(who, id, 'id', true);
-  const job = { kind: 'purge-contact', accountId: who.accountId, contactId: id } as const;
-  if (!(await contacts.tombstoneContact(current, [purgeRecordPut(job)]))) throw notFound('contact', id, 'id');
-  await startPurge(job, deadline);
+  const job = newJob(purgeContact, who.accountId, { contactId: id });
+  if (!(await contacts.tombstoneContact(current, [jobPut(job)]))) throw notFound('contact', id, 'id');
+  await startJob(purgeContact, job, deadline);
 }

@@ -3,12 +3,12 @@ import * as groups from '#shared/data/groups';
 import type { Group } from '#shared/data/groups';
 import { addMember, isMember, MAX_GROUP_MEMBERS, memberPage, putFirstMembers, removeMember } from '#shared/data/group-members';
 import type { Hold } from '#shared/data/idempotency';
-import { purgeRecordPut } from '#shared/data/purges';
 import type { Tenant } from '#shared/data/tokens';
 import { conflict, notFound } from '#shared/errors';
 import { cursorPage, type CursorQuery } from '#shared/messaging/cursor';
 import { presentContact, requireContact } from '#shared/platform/contacts';
-import { startPurge } from '#shared/purge';
+import { jobPut, newJob, startJob } from '#shared/jobs/run';
+import { purgeGroup } from '#shared/purge/group';
 import { derivedId } from '#shared/util/ids';
 
 export const presentGroup = (g: Group) => ({ id: g.id, name: g.name, member_count: g.member_count, created_at: g.created_at });
@@ -49,9 +49,9 @@ export async function renameGroup(who: Tenant, id: string, name: string | undefi
 
 /** Gone at once, so no message reaches it any more; its member items are purged now and, if many, from the queue. */
 export async function deleteGroup(who: Tenant, id: string, deadline: number): Promise<void> {
-  const job = { kind: 'purge-group', accountId: who.accountId, groupId: id } as const;
-  if (!(await groups.deleteGroup(who.accountId, id, [purgeRecordPut(job)]))) throw notFound('group', id, 'id');
-  await startPurge(job, deadline);
+  const job = newJob(purgeGroup, who.accountId, { groupId: id });
+  if (!(await groups.deleteGroup(who.accountId, id, [jobPut(job)]))) throw notFound('group', id, 'id');
+  await startJob(purgeGroup, job, deadline);
 }
 
 /** Adds a live contact of the account; adding a member twice changes nothing. */

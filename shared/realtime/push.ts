@@ -3,7 +3,7 @@ import { deleteConnection, forgetGoneConnection, revokedTokens, userConnections,
 import type { Owner } from '#shared/db/keys';
 import { describeError, logger } from '#shared/util/logger';
 import { inParallel } from '#shared/util/parallel';
-import type { UserEvent } from '#shared/realtime/events';
+import type { UserEvent } from '#shared/stream/users';
 
 /** Users whose frames are posted at once: one user with many events or connections holds one lane, not the batch. */
 const USERS_AT_ONCE = 16;

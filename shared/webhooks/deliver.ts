@@ -1,9 +1,10 @@
 import * as v from 'valibot';
 import { disableWebhook, findWebhook, markFailing, markSucceeded, recordAttempt, type Webhook } from '#shared/data/webhooks';
 import { logger } from '#shared/util/logger';
+import { parseMessage } from '#shared/util/message-schema';
 import { countMetric } from '#shared/util/metrics';
 import { sqsClient } from '#shared/util/sqs';
-import { DISABLE_AFTER_SECONDS, retrySchedule } from '#shared/webhooks/event-types';
+import { DISABLE_AFTER_SECONDS, retrySchedule } from '#shared/webhooks/timing';
 import { postJson } from '#shared/webhooks/post';
 import { webhooksQueueUrl, type DeliveryJob } from '#shared/webhooks/publish';
 import { open } from '#shared/webhooks/secrets';
@@ -26,14 +27,7 @@ const jobSchema = /* @__PURE__ */ (() =>
     not_before_ms: v.optional(v.number()),
   }))();
 
-export function parseDeliveryJob(body: string): DeliveryJob | undefined {
-  try {
-    const parsed = v.safeParse(jobSchema, JSON.parse(body));
-    return parsed.success ? (parsed.output as DeliveryJob) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const parseDeliveryJob = (body: string) => parseMessage(jobSchema, body) as DeliveryJob | undefined;
 
 /** SQS delays a message at most 15 minutes; a longer wait is several sends of the same job. */
 const MAX_DELAY_SECONDS = 900;

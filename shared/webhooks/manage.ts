@@ -1,7 +1,8 @@
 import { accountWebhooks, deleteWebhook, findWebhook, getWebhook, recentAttempts, rotateSecret, type Webhook } from '#shared/data/webhooks';
 import { conflict, invalid, notFound } from '#shared/errors';
 import { nowSeconds } from '#shared/util/ids';
-import { EVENT_TYPES, isEventType, ROTATION_OVERLAP_SECONDS, type EventType } from '#shared/webhooks/event-types';
+import { EVENT_TYPES, isEventType, type EventType } from '#shared/stream/event';
+import { ROTATION_OVERLAP_SECONDS } from '#shared/webhooks/timing';
 import { newSecret, seal } from '#shared/webhooks/secrets';
 
 /**

@@ -1,6 +1,6 @@
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { ATTEMPT_TIMEOUT_MS } from '#shared/webhooks/event-types';
+import { ATTEMPT_TIMEOUT_MS } from '#shared/webhooks/timing';
 import type { UrlCheck } from '#shared/webhooks/url-guard';
 
 export interface PostResult {

@@ -2,7 +2,7 @@ import type { Hold } from '#shared/data/idempotency';
 import { accountWebhooks, getWebhook, newWebhookId, putWebhook, updateWebhook } from '#shared/data/webhooks';
 import { conflict, invalid, notFound } from '#shared/errors';
 import { derivedId, nowSeconds } from '#shared/util/ids';
-import type { EventType } from '#shared/webhooks/event-types';
+import type { EventType } from '#shared/stream/event';
 import { MAX_WEBHOOKS_PER_ACCOUNT, requireWebhook } from '#shared/webhooks/manage';
 import { newSecret, seal } from '#shared/webhooks/secrets';
 import { checkWebhookUrl } from '#shared/webhooks/url-guard';

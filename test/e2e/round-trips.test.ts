@@ -23,9 +23,9 @@ const BUDGETS: Record<string, Budget> = {
   'GET /v1/conversations/{id}': { 'DynamoDB.GetItem': 2 },
   'PUT /v1/conversations/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 2, 'DynamoDB.Query': 2, 'DynamoDB.TransactWriteItems': 1 },
   'DELETE /v1/conversations/{id}': {
-    'DynamoDB.GetItem': 3,
+    'DynamoDB.GetItem': 2,
     'DynamoDB.TransactWriteItems': 1,
-    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.UpdateItem': 1,
     'DynamoDB.Query': 2,
     'DynamoDB.BatchWriteItem': 1,
   },
@@ -45,9 +45,9 @@ const BUDGETS: Record<string, Budget> = {
   'PUT /v1/contacts/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
   // The inline part of the purge: the contact's tokens, its group, then its (empty) list of conversations.
   'DELETE /v1/contacts/{id}': {
-    'DynamoDB.GetItem': 3,
+    'DynamoDB.GetItem': 2,
     'DynamoDB.TransactWriteItems': 2,
-    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.UpdateItem': 1,
     'DynamoDB.Query': 6,
     'DynamoDB.BatchWriteItem': 2,
   },
@@ -60,9 +60,9 @@ const BUDGETS: Record<string, Budget> = {
   'GET /v1/groups/{id}': { 'DynamoDB.GetItem': 2 },
   'PUT /v1/groups/{id}': { 'DynamoDB.GetItem': 1, 'DynamoDB.UpdateItem': 1 },
   'DELETE /v1/groups/{id}': {
-    'DynamoDB.GetItem': 2,
+    'DynamoDB.GetItem': 1,
     'DynamoDB.TransactWriteItems': 1,
-    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.UpdateItem': 1,
     'DynamoDB.Query': 2,
     'DynamoDB.BatchWriteItem': 1,
   },
@@ -97,9 +97,9 @@ const BUDGETS: Record<string, Budget> = {
   'GET /api/v1/emailLists': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
   'GET /api/v1/emailList/{id}': { 'DynamoDB.GetItem': 2 },
   'DELETE /api/v1/emailList/{id}': {
-    'DynamoDB.GetItem': 3,
+    'DynamoDB.GetItem': 2,
     'DynamoDB.TransactWriteItems': 1,
-    'DynamoDB.UpdateItem': 3,
+    'DynamoDB.UpdateItem': 2,
     'DynamoDB.DeleteItem': 1,
     'DynamoDB.Query': 5,
     'DynamoDB.BatchWriteItem': 2,

@@ -151,11 +151,11 @@ describe('cdk synth', () => {
       expect((await messaging.call('GET', '/v1/nowhere', as)).status).toBe(404);
       expect((await messaging.call('PATCH', '/v1/messages', as)).status).toBe(405);
 
-      // The purge worker finishes a deleted conversation from its queue.
+      // The purge worker takes a job of a deleted conversation from its queue (here finished: its record is gone or let go).
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: urls.purge,
-          MessageBody: JSON.stringify({ kind: 'purge-conversation', accountId: t.accountId, conversationId: id }),
+          MessageBody: JSON.stringify({ kind: 'purge-conversation', accountId: t.accountId, subject: `CONV#${id}`, chain: 'synth' }),
         }),
       );
       await eventually(() => queueEmpty(urls.purge));
@@ -170,7 +170,12 @@ describe('cdk synth', () => {
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: urls.delivery,
-          MessageBody: JSON.stringify({ kind: 'fanout', accountId: t.accountId, messageId: toGroup.body.id }),
+          MessageBody: JSON.stringify({
+            kind: 'fanout',
+            accountId: t.accountId,
+            subject: `MSG#${toGroup.body.id}`,
+            chain: 'synth',
+          }),
         }),
       );
       await eventually(() => queueEmpty(urls.delivery));

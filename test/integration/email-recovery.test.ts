@@ -4,10 +4,8 @@ import { applyDeltas } from '#shared/data/collections';
 import { createEmailList, getEmailList, listStatus } from '#shared/data/email-lists';
 import { getEmail, storeEmails } from '#shared/data/emails';
 import { markQueued } from '#shared/data/outbox';
-import { claimPurge, purgeRecordPut, unfinishedPurges } from '#shared/data/purges';
 import { transactWrite } from '#shared/db/batch';
 import { keys } from '#shared/db/keys';
-import { purge } from '#shared/purge';
 import { handler as deadLetters } from '#functions/workers/validation-dead-letters';
 import { recoverLostWork, settle } from '#shared/email/outbox';
 import { resetConfig } from '#shared/config';
@@ -128,26 +126,5 @@ describe('recovering lost validation work', () => {
     const after = await getEmailList(t.accountId, list.id);
     expect(listStatus(after!)).toBe('error');
     expect(after).toMatchObject({ pending_count: 0, email_count: 2 });
-  });
-});
-
-describe('purge chains', () => {
-  it('let one chain at a time work on a purge, and the sweeper leaves a held purge alone', async () => {
-    const t = await aTenant();
-    const list = await newList(t);
-    const job = { kind: 'purge-list', accountId: t.accountId, listId: list.id } as const;
-    // Given a purge on record, held by one chain
-    const past = Date.now() - 10 * 60_000;
-    const put = purgeRecordPut(job);
-    Object.assign(put.Put!.Item!, { created_at_ms: past, ...keys.pendingPurges.entry({ ms: past }) });
-    await transactWrite({ TransactItems: [put] });
-    expect(await claimPurge(job, 'chain-a')).toBe(true);
-    // Then a second chain (a duplicate message, a sweeper re-queue) finds it taken and does nothing
-    expect(await claimPurge(job, 'chain-b')).toBe(false);
-    expect(await purge({ ...job, chain: 'chain-b' }, Date.now() + 1000)).toBe('skipped');
-    // And the sweeper does not start a new chain while the lease runs
-    expect((await unfinishedPurges(Date.now())).some((j) => j.kind === 'purge-list' && j.listId === list.id)).toBe(false);
-    // While the holder itself carries on
-    expect(await claimPurge(job, 'chain-a')).toBe(true);
   });
 });

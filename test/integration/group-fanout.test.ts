@@ -5,12 +5,13 @@ import { batchGet } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { conversationIdsFor } from '#shared/data/conversations';
-import { getFanout } from '#shared/data/fanouts';
-import { runFanout } from '#shared/messaging/delivery';
+import { LEASE_MS } from '#shared/data/jobs';
+import { messageSubject } from '#shared/messaging/fanout';
 import { routes } from '#shared/routes';
 import { startWorkers } from '../../scripts/local/runtime.ts';
 import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
+import { jobOf } from '../steps/jobs.ts';
 
 const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 60_000) => {
   const until = Date.now() + timeoutMs;
@@ -67,31 +68,38 @@ describe('a send to a 1,000-member group, through the delivery queue and worker'
     // Then the answer comes within the function's timeout (the inline part stops at 2.5 s; the queue takes the rest)
     expect(answeredMs).toBeLessThan(SEND_TIMEOUT_MS / 2);
     // And the record lists every recipient, and the worker finishes what the request left
-    expect((await getFanout(t.accountId, message.id))!.recipients.sort()).toEqual([...recipients].sort());
+    const job = { accountId: t.accountId, subject: messageSubject(message.id) };
+    expect(((await jobOf(job))!.payload as { recipients: string[] }).recipients.sort()).toEqual([...recipients].sort());
     await waitUntil(async () => (await holdings(t, recipients, message.id)).entries === recipients.length);
     const done = await holdings(t, recipients, message.id);
     expect(done).toEqual({ conversations: 999, entries: 999, unread: Array(999).fill(1) });
-    await waitUntil(async () => (await getFanout(t.accountId, message.id))!.next === 999 + (24 - (999 % 24)));
+    await waitUntil(async () => (await jobOf(job))!.pending === false);
+    expect((await jobOf(job))!.cursor).toBe(999 + (24 - (999 % 24)));
 
-    // When the job is delivered again from the start (a redelivered queue message after progress was lost)
+    // When the job is delivered again from the start (a redelivered queue message after its progress was lost)
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.fanout.key({ acct: t.accountId, msg: message.id }),
-        UpdateExpression: 'SET done_count = :zero',
-        ExpressionAttributeValues: { ':zero': 0 },
+        Key: keys.job.key({ acct: t.accountId, subject: job.subject }),
+        UpdateExpression: 'SET progress = :zero, lease_owner = :chain, lease_until = :until, gsi2pk = :pending, gsi2sk = :due',
+        ExpressionAttributeValues: {
+          ':zero': 0,
+          ':chain': 'redelivered',
+          ':until': Date.now() + LEASE_MS,
+          ':pending': keys.pendingJobs.partition(),
+          ':due': keys.pendingJobs.sortKey({ ms: Date.now() + LEASE_MS }),
+        },
       }),
     );
     await new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS, region: 'us-east-1' }).send(
       new SendMessageCommand({
         QueueUrl: process.env.DELIVERY_QUEUE_URL,
-        MessageBody: JSON.stringify({ kind: 'fanout', accountId: t.accountId, messageId: message.id }),
+        MessageBody: JSON.stringify({ kind: 'fanout', accountId: t.accountId, subject: job.subject, chain: 'redelivered' }),
       }),
     );
-    await waitUntil(async () => (await getFanout(t.accountId, message.id))!.next > 0);
-    // Then nothing is delivered twice: one entry each, unread still 1
-    expect(await holdings(t, recipients, message.id)).toEqual(done);
-    expect(await runFanout(t.accountId, message.id, Date.now() + 60_000)).toBe('done');
+    // Then the worker goes through every recipient again (its record leaves the pending index once more)
+    await waitUntil(async () => (await jobOf(job))!.pending === false);
+    // And nothing is delivered twice: one entry each, unread still 1
     expect(await holdings(t, recipients, message.id)).toEqual(done);
   });
 });

@@ -33,7 +33,10 @@ describe('layers point one way: handlers → http → domain → data → db', (
 
   it('keeps HTTP out of the domain, the data layer and the utilities', () => {
     // Given every module under shared/ that is not the HTTP layer
-    const dirs = ['shared/data', 'shared/db', 'shared/email', 'shared/messaging', 'shared/platform', 'shared/util'];
+    const dirs = readdirSync(join(root, 'shared'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && entry.name !== 'http')
+      .map((entry) => join('shared', entry.name));
+    expect(dirs).toEqual(expect.arrayContaining(['shared/jobs', 'shared/stream', 'shared/messaging', 'shared/util']));
     const topLevel = readdirSync(join(root, 'shared'))
       .filter((f) => f.endsWith('.ts'))
       .map((f) => join('shared', f));
@@ -50,8 +53,33 @@ describe('layers point one way: handlers → http → domain → data → db', (
 
   it('keeps the domain out of the data layer (its pure result types aside)', () => {
     expect(
-      offenders(['shared/data', 'shared/db'], (i) => /^#shared\/(email|messaging|platform|http)\b/.test(i.from) && !i.typeOnly),
+      offenders(
+        ['shared/data', 'shared/db'],
+        (i) => /^#shared\/(email|messaging|platform|http|jobs|purge|stream|realtime|webhooks)\b/.test(i.from) && !i.typeOnly,
+      ),
     ).toEqual([]);
+  });
+
+  it("keeps the change stream's consumers apart: each imports the stream, none another consumer", () => {
+    // Given the stream (shared/stream) and its consumers, webhooks and realtime, with their stream workers
+    const consumers = {
+      webhooks: ['shared/webhooks', 'functions/workers/webhook-events.ts', 'functions/workers/deliver-webhooks.ts'],
+      realtime: ['shared/realtime', 'functions/workers/realtime-events.ts'],
+    };
+    const files = (paths: string[]) => paths.flatMap((p) => (p.endsWith('.ts') ? [p] : sources(p)));
+    const importing = (paths: string[], pattern: RegExp) =>
+      files(paths).flatMap((file) =>
+        importsOf(file)
+          .filter((i) => pattern.test(i.from))
+          .map((i) => `${file} -> ${i.from}`),
+      );
+    // Then neither consumer imports the other, and the stream imports neither
+    expect(importing(consumers.webhooks, /^#shared\/realtime\//)).toEqual([]);
+    expect(importing(consumers.realtime, /^#shared\/webhooks\//)).toEqual([]);
+    expect(importing(['shared/stream'], /^#shared\/(webhooks|realtime)\//)).toEqual([]);
+    // And both read the stream through it (a check that reads nothing cannot fail)
+    expect(importing(['functions/workers/realtime-events.ts'], /^#shared\/stream\//)).not.toEqual([]);
+    expect(importing(['shared/webhooks'], /^#shared\/stream\//)).not.toEqual([]);
   });
 
   it('keeps handlers out of shared code', () => {

@@ -1,19 +1,17 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 /**
- * The sweeper runs four independent jobs each minute; one that throws (a
+ * The sweeper runs three independent passes each minute; one that throws (a
  * bad record, a throttled read) must not stop the others. The jobs are
  * replaced by stand-ins here: what is under test is the sweeper's isolation.
  */
 const jobs = vi.hoisted(() => ({
   recoverLostWork: vi.fn(),
   resumeAllAwaiting: vi.fn(),
-  requeueUnfinishedPurges: vi.fn(),
-  requeueUnfinishedFanouts: vi.fn(),
+  requeueDueJobs: vi.fn(),
 }));
 vi.mock('#shared/email/outbox', () => ({ recoverLostWork: jobs.recoverLostWork, resumeAllAwaiting: jobs.resumeAllAwaiting }));
-vi.mock('#shared/purge', () => ({ requeueUnfinishedPurges: jobs.requeueUnfinishedPurges }));
-vi.mock('#shared/messaging/delivery', () => ({ requeueUnfinishedFanouts: jobs.requeueUnfinishedFanouts }));
+vi.mock('#shared/jobs/sweep', () => ({ requeueDueJobs: jobs.requeueDueJobs }));
 
 const { handler } = await import('#functions/workers/sweeper');
 
@@ -21,8 +19,7 @@ describe('the sweeper', () => {
   beforeEach(() => {
     jobs.recoverLostWork.mockResolvedValue({ settled: 1, requeued: 2 });
     jobs.resumeAllAwaiting.mockResolvedValue(undefined);
-    jobs.requeueUnfinishedPurges.mockResolvedValue(3);
-    jobs.requeueUnfinishedFanouts.mockResolvedValue(4);
+    jobs.requeueDueJobs.mockResolvedValue(3);
   });
 
   it.each(Object.keys(jobs) as (keyof typeof jobs)[])('still runs every other job when %s throws', async (failing) => {
@@ -31,13 +28,12 @@ describe('the sweeper', () => {
     for (const job of Object.values(jobs)) job.mockClear();
     // When the sweeper runs
     const result = await handler();
-    // Then each of the four was run once, and the others' results are reported
+    // Then each of the three was run once, and the others' results are reported
     for (const job of Object.values(jobs)) expect(job).toHaveBeenCalledTimes(1);
     expect(result).toEqual({
       resent: failing === 'recoverLostWork' ? undefined : 1,
       requeued: failing === 'recoverLostWork' ? undefined : 2,
-      purges: failing === 'requeueUnfinishedPurges' ? undefined : 3,
-      deliveries: failing === 'requeueUnfinishedFanouts' ? undefined : 4,
+      jobs: failing === 'requeueDueJobs' ? undefined : 3,
     });
   });
 });

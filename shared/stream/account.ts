@@ -4,67 +4,19 @@ import { toThreadMessage } from '#shared/data/messages';
 import type { Item } from '#shared/db/items';
 import { presentEmailList } from '#shared/email/present';
 import { presentConversation, presentMessages } from '#shared/messaging/present';
-import { streams } from '#shared/routes';
-import { derivedId } from '#shared/util/ids';
-import type { EventType, WebhookEvent } from '#shared/webhooks/event-types';
-
-/** One committed change of one item, as the table's change stream reports it. */
-export interface Change {
-  eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
-  /** The stream's sequence number: unique per change of the table, the same when a batch is delivered again. */
-  sequenceNumber: string;
-  /** When the change was committed (the stream's approximate creation time), ms. */
-  createdMs: number;
-  pk: string;
-  sk: string;
-  newImage?: Item;
-  oldImage?: Item;
-}
-
-export interface AccountEvent {
-  accountId: string;
-  event: WebhookEvent;
-}
+import type { Change } from '#shared/stream/change';
+import { event, same, type AccountEvent, type EventType } from '#shared/stream/event';
 
 /**
- * The items whose changes are events: a conversation (one per participant:
- * `user` is its owner), a thread's message (stored once: presented as its
- * sender's view, `user` the sender) and an email list: the sort keys of the
- * stream consumer's filter (shared/routes.ts, `streams`).
+ * The change stream in the account's view: the events a committed change
+ * means to the account's backend (webhooks). Each user's view is in
+ * users.ts; the stream's consumers (shared/webhooks, shared/realtime) take
+ * their events from here and import nothing from one another.
  */
-const EVENT_SORT_KEYS = streams.find((s) => s.name === 'webhook-events')!.sortKeys;
-
-export const isEventItem = (sk: string) => EVENT_SORT_KEYS.exact.includes(sk) || EVENT_SORT_KEYS.prefix.some((p) => sk.startsWith(p));
-
-/**
- * An event's id comes from the change itself (its item and stream sequence
- * number) and the type, so a redelivered stream batch yields the very same
- * id, and the receiver sees one `webhook-id` however often it arrives.
- */
-export const eventId = (change: Change, type: string, view = '') =>
-  derivedId('evt', change.createdMs, `${change.pk}\n${change.sk}\n${change.sequenceNumber}\n${type}${view && `\n${view}`}`);
-
-export const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
-/**
- * One event of a change. Several views of one change (the realtime
- * fan-out's, one per participant) each get their own id: `view` names it.
- */
-export function event(change: Change, accountId: string, type: EventType, object: unknown, user?: string, view?: string): AccountEvent {
-  return {
-    accountId,
-    event: {
-      id: eventId(change, type, view),
-      type,
-      created_at: Math.floor(change.createdMs / 1000),
-      ...(user === undefined ? {} : { user }),
-      data: { object },
-    },
-  };
-}
 
 const verb = { INSERT: 'created', MODIFY: 'updated', REMOVE: 'deleted' } as const;
 
+/** A conversation's change, in its owner's view: the account and the owner see the same object. */
 export function conversationEvents(change: Change): AccountEvent[] {
   const before = change.oldImage && presentConversation(toConversation(change.oldImage));
   const after = change.newImage && presentConversation(toConversation(change.newImage));
@@ -118,10 +70,14 @@ function listEvents(change: Change): AccountEvent[] {
   return [event(change, after.account_id, type, presentEmailList(after))];
 }
 
-/** The events of one change (none for most items). */
-export async function eventsOf(change: Change): Promise<AccountEvent[]> {
+/**
+ * The events of one change in the account's view (webhooks): none for most
+ * items. A conversation is its owner's; a thread's message is presented as
+ * its sender's view; an email list's event is its status' transition.
+ */
+export async function accountEventsOf(change: Change): Promise<AccountEvent[]> {
   const image = change.newImage ?? change.oldImage;
-  if (!image || !isEventItem(change.sk)) return [];
+  if (!image) return [];
   if (change.sk === 'CONV' && image.type === 'conversation') return conversationEvents(change);
   if (change.sk === 'LIST' && image.type === 'email_list') return listEvents(change);
   if (change.sk.startsWith('MSG#') && image.type === 'message') return messageEvents(change);

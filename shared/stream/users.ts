@@ -4,17 +4,18 @@ import { messageForEntry, messageForParticipants, toEntry, toThreadMessage, type
 import { keys, type Owner } from '#shared/db/keys';
 import { getContacts, type Contact } from '#shared/data/contacts';
 import { presentMessages, type ContactLoader } from '#shared/messaging/present';
-import { conversationEvents, event, eventId, same, type Change } from '#shared/webhooks/events';
-import type { EventType } from '#shared/webhooks/event-types';
+import { conversationEvents } from '#shared/stream/account';
+import type { Change } from '#shared/stream/change';
+import { event, eventId, same, type EventType } from '#shared/stream/event';
 
 /**
- * What the realtime WebSocket carries: the webhook event objects (CONTRACT
- * rows Webhooks and Realtime), each in the view of the user it goes to, and
- * `message.read` to a sender when another participant reads their message.
- * `user` is the user whose view `data.object` is: the one whose connections
- * get the frame.
+ * The change stream in each user's view: the account's events, each as the
+ * user it goes to sees it, and `message.read` to a sender when another
+ * participant reads their message (what the realtime WebSocket carries,
+ * docs/realtime.md). `user` is the user whose view `data.object` is: the
+ * one whose connections get the frame.
  */
-export interface RealtimeEvent {
+export interface UserViewEvent {
   id: string;
   type: EventType | 'message.read';
   created_at: number;
@@ -25,7 +26,7 @@ export interface RealtimeEvent {
 
 export interface UserEvent {
   owner: Owner;
-  event: RealtimeEvent;
+  event: UserViewEvent;
 }
 
 /** Reads shared by the changes of one batch: a group send is one entry change per member, all of one message. */
@@ -58,7 +59,7 @@ const batchSenders =
     return found;
   };
 
-const userEvent = (accountId: string, e: { event: Omit<RealtimeEvent, 'user'> & { user?: string } }, user: string): UserEvent => ({
+const userEvent = (accountId: string, e: { event: Omit<UserViewEvent, 'user'> & { user?: string } }, user: string): UserEvent => ({
   owner: { accountId, contactId: user },
   event: { ...e.event, user },
 });
@@ -166,7 +167,7 @@ export function audienceOf(change: Change): Owner[] | undefined {
   return undefined;
 }
 
-/** The realtime events of one committed change (none for most items). */
+/** The events of one committed change in its users' views (none for most items). */
 export async function userEventsOf(change: Change, reads: BatchReads = batchReads()): Promise<UserEvent[]> {
   const image = change.newImage ?? change.oldImage;
   if (!image) return [];

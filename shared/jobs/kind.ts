@@ -1,0 +1,44 @@
+import type * as v from 'valibot';
+import type { JobName } from '#shared/jobs/names';
+
+/** A job as a run holds it: its record, and the chain of runs the run belongs to. */
+export interface Job<P> {
+  readonly kind: JobName;
+  readonly accountId: string;
+  /** What it works on (`MSG#<msg>`, `CONV#<conv>`, ...): its record's key. */
+  readonly subject: string;
+  readonly payload: P;
+  /** The kind's own measure of progress, as last recorded. */
+  cursor: number;
+  readonly createdMs: number;
+  readonly chain: string;
+}
+
+/** What one step did: whether the job is done, and the progress to record (kinds that find their work again from the table record none). */
+export interface Step {
+  done: boolean;
+  cursor?: number;
+}
+
+/**
+ * One kind of durable job: a small module with a schema for its payload
+ * (checked when a worker reads the record) and a `step` that does one
+ * bounded, repeatable piece of the work. A step may run twice (a run that
+ * died after the step but before recording it), so each must change
+ * nothing the second time.
+ */
+export interface JobKind<P> {
+  name: JobName;
+  payload: v.GenericSchema<unknown, P>;
+  /** The record's subject: one record per subject, so a second job of it takes the first's record over. */
+  subject(payload: P): string;
+  /** A finished job's record stays (off the pending index) for what reads it later; by default it is deleted. */
+  keep?: boolean;
+  /**
+   * A job found done sooner than this after it started is let go until
+   * then, and finished by a last pass: what its steps find through an
+   * index (eventually consistent) may have lagged behind the commit.
+   */
+  settleMs?: number;
+  step(job: Job<P>, deadline: number): Promise<Step>;
+}

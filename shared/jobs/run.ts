@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { advanceJob, finishJob, jobRecordPut, releaseJob } from '#shared/data/jobs';
+import type { TransactItem } from '#shared/db/batch';
+import type { Job, JobKind } from '#shared/jobs/kind';
+import { JOB_QUEUES, type JobName } from '#shared/jobs/names';
+import { queueUrlEnv } from '#shared/queues';
+import { describeError, logger } from '#shared/util/logger';
+import { requireQueue, sendJson, sendJsonBatch } from '#shared/util/sqs';
+
+/**
+ * The durable-job primitive: a job is recorded in the transaction of the
+ * change it follows, run inline until the request's deadline, continued
+ * from its queue (a run out of time queues the rest for the same chain),
+ * and taken up by the sweeper when its chain stopped (shared/jobs/sweep.ts).
+ */
+
+/** What a queue message carries: the job's record is read (and claimed) by the worker. */
+export interface JobMessage {
+  kind: JobName;
+  accountId: string;
+  subject: string;
+  chain: string;
+}
+
+/** A new job of `kind`, held from its commit by a new chain: the request's own run. */
+export function newJob<P>(kind: JobKind<P>, accountId: string, payload: P): Job<P> {
+  return { kind: kind.name, accountId, subject: kind.subject(payload), payload, cursor: 0, createdMs: Date.now(), chain: randomUUID() };
+}
+
+/** The transaction part that records the job with its change: from then on the work is done however the request ends. */
+export const jobPut = (job: Job<unknown>): TransactItem => jobRecordPut(job, job.chain);
+
+export const messageOf = (job: JobMessage): JobMessage => ({
+  kind: job.kind,
+  accountId: job.accountId,
+  subject: job.subject,
+  chain: job.chain,
+});
+
+const queueUrl = (kind: JobName) => {
+  const env = queueUrlEnv(JOB_QUEUES[kind]);
+  return requireQueue(process.env[env], env);
+};
+
+export const enqueueJob = (job: JobMessage) => sendJson(queueUrl(job.kind), messageOf(job));
+
+/** Queues jobs on their kinds' queues, ten to a call. */
+export async function enqueueJobs(jobs: JobMessage[]): Promise<void> {
+  const byUrl = new Map<string, JobMessage[]>();
+  for (const job of jobs) {
+    const url = queueUrl(job.kind);
+    byUrl.set(url, [...(byUrl.get(url) ?? []), messageOf(job)]);
+  }
+  for (const [url, messages] of byUrl) await sendJsonBatch(url, messages);
+}
+
+/**
+ * Runs steps until the job is done or the deadline (epoch ms) has passed:
+ * 'more' when work remains, 'lost' when another chain took the job over
+ * (it carries on, this chain stops).
+ */
+export async function runJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number): Promise<'done' | 'more' | 'lost'> {
+  for (;;) {
+    const step = await kind.step(job, deadline);
+    if (step.cursor !== undefined) {
+      if (!(await advanceJob(job, job.chain, step.cursor))) return 'lost';
+      job.cursor = step.cursor;
+    }
+    if (step.done) {
+      const settled = job.createdMs + (kind.settleMs ?? 0);
+      if (Date.now() < settled) await releaseJob(job, job.chain, settled);
+      else await finishJob(job, job.chain, kind.keep ?? false);
+      return 'done';
+    }
+    if (Date.now() > deadline) return 'more';
+  }
+}
+
+const described = (job: Job<unknown>) => ({ job: messageOf(job) });
+
+/** Runs a just committed job inline until the deadline, then hands the rest to its queue (or, failing that, to the sweeper). */
+export async function startJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number): Promise<void> {
+  // The change is committed with its record: whatever stops the inline run, the queue or the sweeper finishes the job.
+  const outcome = await runJob(kind, job, deadline).catch((error) => {
+    logger.warn('inline job run stopped', { ...described(job), ...describeError(error) });
+    return 'more' as const;
+  });
+  if (outcome !== 'more') return;
+  logger.info('job continues asynchronously', described(job));
+  await enqueueJob(job).catch(async (error) => {
+    logger.warn('job queueing deferred to the sweeper', { ...described(job), ...describeError(error) });
+    // Due now rather than when the lease ends; if this fails too, the lease's end brings it back all the same.
+    await releaseJob(job, job.chain, Date.now()).catch(() => undefined);
+  });
+}
