@@ -1,15 +1,14 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
-import { conversationIdsFor } from '#shared/data/conversations';
 import { LEASE_MS } from '#shared/data/jobs';
 import { messageSubject } from '#shared/messaging/fanout';
 import { routes } from '#shared/routes';
 import { startWorkers } from '../../scripts/local/runtime.ts';
-import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
+import { aTenant, groupMembersOf } from '../steps/given.ts';
+import { holdings } from '../steps/holdings.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 import { jobOf } from '../steps/jobs.ts';
 
@@ -20,20 +19,6 @@ const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 60_000) => {
     await new Promise((r) => setTimeout(r, 200));
   }
 };
-
-/** Each member's group conversation and the message's entry in it: how many members hold it, and their unread counts. */
-async function holdings(t: Tenant, members: string[], messageId: string) {
-  const conversations = await conversationIdsFor(t.accountId, members, t.groupId);
-  const entries = await batchGet(
-    [...conversations].map(([user, conv]) => keys.message.key({ acct: t.accountId, user, conv, msg: messageId })),
-    true,
-  );
-  const views = await batchGet(
-    [...conversations].map(([user, conv]) => keys.conversation.key({ acct: t.accountId, user, conv })),
-    true,
-  );
-  return { conversations: conversations.size, entries: entries.length, unread: views.map((v) => Number(v.unread_count)) };
-}
 
 let workers: ReturnType<typeof startWorkers>;
 let messaging: ApiClient;

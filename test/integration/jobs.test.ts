@@ -2,16 +2,15 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { handler as purgeWorker } from '#functions/workers/purge';
 import { getContact } from '#shared/data/contacts';
-import { conversationIdsFor, conversationIdsOf, putConversation, threadOf } from '#shared/data/conversations';
+import { conversationIdsOf, putConversation } from '#shared/data/conversations';
 import { createEmailList } from '#shared/data/email-lists';
 import { listEmailKeys, storeEmails } from '#shared/data/emails';
 import { getGroup } from '#shared/data/groups';
 import { groupMembers, groupsOf } from '#shared/data/group-members';
 import { claimJob, dueJobs, LEASE_MS } from '#shared/data/jobs';
-import { contentPut, conversationMessageKeys, participantParts, type NewMessage } from '#shared/data/messages';
+import { conversationMessageKeys } from '#shared/data/messages';
 import { createToken, findCaller } from '#shared/data/tokens';
-import { batchGet, transactNamed, transactWrite } from '#shared/db/batch';
-import { keys } from '#shared/db/keys';
+import { transactWrite } from '#shared/db/batch';
 import { deleteList } from '#shared/email/lists';
 import { jobPut, messageOf, newJob } from '#shared/jobs/run';
 import { deleteConversation, openConversation } from '#shared/messaging/conversations';
@@ -21,10 +20,10 @@ import { deleteContact } from '#shared/platform/contacts';
 import { deleteGroup } from '#shared/platform/groups';
 import { SETTLE_MS } from '#shared/purge/batches';
 import { purgeList } from '#shared/purge/list';
-import { newId } from '#shared/util/ids';
 import { startWorkers } from '../../scripts/local/runtime.ts';
 import { eventually } from '../steps/email-env.ts';
-import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
+import { aTenant, conversationWithMessages, groupMembersOf, type Tenant } from '../steps/given.ts';
+import { holdings } from '../steps/holdings.ts';
 import { jobEvent, jobOf, timePasses } from '../steps/jobs.ts';
 
 /**
@@ -65,44 +64,7 @@ async function restart(ref: Ref) {
 /** The sentinel that the worker is through: a finished job leaves the pending index (most leave the table). */
 const finished = (ref: Ref) => eventually(async () => !(await jobOf(ref))?.pending);
 
-/** Each member's conversation with the group: whether it holds the message, and its unread count. */
-async function holdings(t: Tenant, members: string[], messageId: string) {
-  const conversations = await conversationIdsFor(t.accountId, members, t.groupId);
-  const entries = await batchGet(
-    [...conversations].map(([user, conv]) => keys.message.key({ acct: t.accountId, user, conv, msg: messageId })),
-    true,
-  );
-  const views = await batchGet(
-    [...conversations].map(([user, conv]) => keys.conversation.key({ acct: t.accountId, user, conv })),
-    true,
-  );
-  return { entries: entries.length, unread: views.map((v) => Number(v.unread_count)) };
-}
-
 const aliceOf = (t: Tenant) => ({ accountId: t.accountId, contactId: t.userContactId });
-
-async function conversationWithMessages(t: Tenant, count: number) {
-  const { conversation } = await putConversation(aliceOf(t), { contactId: t.contactIds.bob! });
-  const now = Date.now();
-  for (let i = 0; i < count; i += 25) {
-    await Promise.all(
-      Array.from({ length: Math.min(25, count - i) }, () => {
-        const message: NewMessage = {
-          id: newId('msg', now),
-          account_id: t.accountId,
-          thread: threadOf(conversation),
-          contact_id: t.userContactId,
-          message: 'bulk',
-          attachments: [],
-          created_at: Math.floor(now / 1000),
-          extras_bytes: 0,
-        };
-        return transactNamed([['message', contentPut(message)], ...participantParts(aliceOf(t), conversation.id, message)]);
-      }),
-    );
-  }
-  return conversation.id;
-}
 
 let workers: ReturnType<typeof startWorkers>;
 beforeAll(() => {
@@ -124,7 +86,7 @@ describe('a job whose process died between the commit and the follow-up is finis
     await restart(job);
     // Then every recipient holds it once, one unread each
     await finished(job);
-    expect(await holdings(t, recipients, sent.id)).toEqual({ entries: 52, unread: Array(52).fill(1) });
+    expect(await holdings(t, recipients, sent.id)).toEqual({ conversations: 52, entries: 52, unread: Array(52).fill(1) });
     // And the record stays, as the list a retraction must reach, off the sweeper's index
     expect(await jobOf(job)).toMatchObject({ kind: 'fanout', pending: false });
     expect((await dueJobs(Date.now() + 2 * LEASE_MS)).some((j) => j.subject === job.subject)).toBe(false);
@@ -136,7 +98,7 @@ describe('a job whose process died between the commit and the follow-up is finis
     const recipients = [t.contactIds.bob!, t.contactIds.carol!];
     const { conversation } = await openConversation(aliceOf(t), { group_id: t.groupId });
     const sent = await sendMessage(aliceOf(t), { conversation_id: conversation.id, message: 'oops' });
-    expect(await holdings(t, recipients, sent.id)).toEqual({ entries: 2, unread: [1, 1] });
+    expect(await holdings(t, recipients, sent.id)).toEqual({ conversations: 2, entries: 2, unread: [1, 1] });
     // When alice's delete commits and its process dies
     await crashingAfterCommit(() => deleteMessage(aliceOf(t), sent.id));
     const job = { accountId: t.accountId, subject: messageSubject(sent.id) };
@@ -145,7 +107,7 @@ describe('a job whose process died between the commit and the follow-up is finis
     await restart(job);
     // Then it is gone from both, each unread count down by one, not two
     await finished(job);
-    expect(await holdings(t, recipients, sent.id)).toEqual({ entries: 0, unread: [0, 0] });
+    expect(await holdings(t, recipients, sent.id)).toEqual({ conversations: 2, entries: 0, unread: [0, 0] });
     expect(await jobOf(job)).toBeUndefined();
   });
 

@@ -3,13 +3,10 @@ import { resetConfig } from '#shared/config';
 import { LEASE_MS } from '#shared/data/jobs';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { transactNamed } from '#shared/db/batch';
-import { putConversation, threadOf } from '#shared/data/conversations';
-import { contentPut, conversationMessageKeys, participantParts, type NewMessage } from '#shared/data/messages';
+import { conversationMessageKeys } from '#shared/data/messages';
 import { deleteConversation } from '#shared/messaging/conversations';
-import { newId } from '#shared/util/ids';
 import { startWorkers } from '../../scripts/local/runtime.ts';
-import { aTenant, type Tenant } from '../steps/given.ts';
+import { aTenant, conversationWithMessages, type Tenant } from '../steps/given.ts';
 import { jobOf, timePasses } from '../steps/jobs.ts';
 
 const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 20_000) => {
@@ -25,29 +22,6 @@ const jobFor = (t: Tenant, conversationId: string) => ({ accountId: t.accountId,
 /** Messages left to purge (each has a message item and a locator). */
 const messagesLeft = async (t: Tenant, conversationId: string, limit: number) =>
   (await conversationMessageKeys(ownerOf(t), conversationId, limit)).length / 2;
-
-async function conversationWithMessages(t: Tenant, count: number) {
-  const { conversation } = await putConversation(ownerOf(t), { contactId: t.contactIds.bob! });
-  const now = Date.now();
-  for (let i = 0; i < count; i += 25) {
-    await Promise.all(
-      Array.from({ length: Math.min(25, count - i) }, () => {
-        const message: NewMessage = {
-          id: newId('msg', now),
-          account_id: t.accountId,
-          thread: threadOf(conversation),
-          contact_id: t.userContactId,
-          message: 'bulk',
-          attachments: [],
-          created_at: Math.floor(now / 1000),
-          extras_bytes: 0,
-        };
-        return transactNamed([['message', contentPut(message)], ...participantParts(ownerOf(t), conversation.id, message)]);
-      }),
-    );
-  }
-  return conversation.id;
-}
 
 // The purge worker polls the purge queue for the whole file, as Lambda's event source mapping would.
 let workers: ReturnType<typeof startWorkers>;

@@ -1,8 +1,9 @@
 import { createContact } from '#shared/data/contacts';
 import { addMember } from '#shared/data/group-members';
-import { conversationItem, newConversation, type Conversation } from '#shared/data/conversations';
+import { conversationItem, newConversation, putConversation, threadOf, type Conversation } from '#shared/data/conversations';
+import { contentPut, participantParts, type NewMessage } from '#shared/data/messages';
 import { issueToken } from '#shared/data/tokens';
-import { batchPut } from '#shared/db/batch';
+import { batchPut, transactNamed } from '#shared/db/batch';
 import { newId } from '#shared/util/ids';
 import { seedDemo, type DemoSeed } from '../../scripts/local/seed.ts';
 
@@ -56,4 +57,29 @@ export async function groupMembersOf(tenant: Tenant, count: number, { tokens = t
     );
   }
   return users;
+}
+
+/** A conversation of alice's with bob holding `count` messages of hers, written in bulk (a purge's subject). */
+export async function conversationWithMessages(t: Tenant, count: number): Promise<string> {
+  const alice = { accountId: t.accountId, contactId: t.userContactId };
+  const { conversation } = await putConversation(alice, { contactId: t.contactIds.bob! });
+  const now = Date.now();
+  for (let i = 0; i < count; i += 25) {
+    await Promise.all(
+      Array.from({ length: Math.min(25, count - i) }, () => {
+        const message: NewMessage = {
+          id: newId('msg', now),
+          account_id: t.accountId,
+          thread: threadOf(conversation),
+          contact_id: t.userContactId,
+          message: 'bulk',
+          attachments: [],
+          created_at: Math.floor(now / 1000),
+          extras_bytes: 0,
+        };
+        return transactNamed([['message', contentPut(message)], ...participantParts(alice, conversation.id, message)]);
+      }),
+    );
+  }
+  return conversation.id;
 }
