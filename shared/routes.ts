@@ -196,7 +196,8 @@ export interface Worker {
   /**
    * Locally, receive one message at a time: the SQS emulator holds a long
    * poll until the batch is full or the wait ends, where SQS answers as soon
-   * as a message is there. For workers whose latency the contract bounds.
+   * as a message is there. For workers with a latency to keep locally (a
+   * webhook's first attempt within 2 s of the response that caused it).
    */
   latencySensitive?: boolean;
 }

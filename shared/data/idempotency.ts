@@ -1,13 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
 import { txUpdate, type TransactItem } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { isConditionFailure } from '#shared/db/errors';
+import { isConditionFailure, oldItemOf } from '#shared/db/errors';
 import { attr, condition, update } from '#shared/db/expression';
-import { deleteItem, getItem, updateItem, type Item } from '#shared/db/items';
+import { deleteItem, getItem, putItem, updateItem, type Item } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { AGAIN, backoff, retryOnConflict } from '#shared/db/retry';
 import { nowSeconds } from '#shared/util/ids';
@@ -65,12 +62,6 @@ const recordItem = /* @__PURE__ */ (() =>
   }))();
 type RecordItem = v.InferOutput<typeof recordItem>;
 
-/** The item a failed conditional write found (ReturnValuesOnConditionCheckFailure: ALL_OLD), when DynamoDB returned it. */
-const oldItemOf = (error: unknown): Item | undefined => {
-  const item = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
-  return item ? unmarshall(item) : undefined;
-};
-
 /**
  * Claims the key for this request, or tells what the earlier request with it
  * did. A claim that meets its own token (the SDK retried a put whose answer
@@ -101,24 +92,22 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
       const now = nowSeconds();
       let existing: Item | undefined;
       try {
-        await db().send(
-          new PutCommand({
-            TableName: tableName(),
-            Item: {
-              ...key(accountId, idempotencyKey),
-              status: 'in_progress',
-              fingerprint: fingerprintHash,
-              token,
-              generation,
-              created_ms: createdMs,
-              lease_until: now + IN_PROGRESS_LEASE_SECONDS,
-              expires_at: now + IDEMPOTENCY_WINDOW_SECONDS,
-              steps: {},
-            },
-            // Expired records may linger until TTL deletion runs: treat them as absent.
-            ...condition`attribute_not_exists(pk) OR expires_at < ${now}`.input(),
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+        await putItem(
+          {
+            ...key(accountId, idempotencyKey),
+            status: 'in_progress',
+            fingerprint: fingerprintHash,
+            token,
+            generation,
+            created_ms: createdMs,
+            lease_until: now + IN_PROGRESS_LEASE_SECONDS,
+            expires_at: now + IDEMPOTENCY_WINDOW_SECONDS,
+            steps: {},
+          },
+          // Expired records may linger until TTL deletion runs: treat them as absent.
+          condition`attribute_not_exists(pk) OR expires_at < ${now}`,
+          undefined,
+          { oldOnFailure: true },
         );
         return hold({ generation, created_ms: createdMs, steps: {} }, false);
       } catch (error) {
@@ -156,16 +145,8 @@ async function takeOver(accountId: string, idempotencyKey: string, record: Recor
   if (record.token) changes.when`${attr('token')} = ${record.token}`;
   else changes.when`attribute_not_exists(${attr('token')})`;
   try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: key(accountId, idempotencyKey),
-        ...changes.input(),
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return parseItem(recordItem, out.Attributes ?? {});
+    const out = await updateItem(key(accountId, idempotencyKey), changes, 'ALL_NEW', undefined, { oldOnFailure: true });
+    return parseItem(recordItem, out);
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const old = oldItemOf(error);

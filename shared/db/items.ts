@@ -17,9 +17,18 @@ export async function getItem(key: Key, consistent = false): Promise<Item | unde
   return out.Item;
 }
 
+/**
+ * `oldOnFailure`: a failed condition's error carries the item as it was
+ * (`oldItemOf` in errors.ts), so the caller learns why without a second read.
+ */
+export interface WriteOptions {
+  oldOnFailure?: boolean;
+}
+const onFailure = (options: WriteOptions) => (options.oldOnFailure ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {});
+
 /** Every Put and Update carries its time (CHANGED_MS in expression.ts): now, unless `at` says. */
-export async function putItem(item: KeyedItem, when?: Condition, at = Date.now()): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...item, [CHANGED_MS]: at }, ...when?.input() }));
+export async function putItem(item: KeyedItem, when?: Condition, at = Date.now(), options: WriteOptions = {}): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...item, [CHANGED_MS]: at }, ...when?.input(), ...onFailure(options) }));
 }
 
 /** Stores a new item; the condition turns an (astronomically unlikely) id collision into an error, not an overwrite. */
@@ -31,9 +40,16 @@ export async function updateItem(
   changes: Update,
   returnValues?: 'ALL_NEW' | 'UPDATED_NEW' | 'UPDATED_OLD',
   at = Date.now(),
+  options: WriteOptions = {},
 ): Promise<Item> {
   const out = await db().send(
-    new UpdateCommand({ TableName: tableName(), Key: key, ...changes.input(at), ...(returnValues ? { ReturnValues: returnValues } : {}) }),
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: key,
+      ...changes.input(at),
+      ...(returnValues ? { ReturnValues: returnValues } : {}),
+      ...onFailure(options),
+    }),
   );
   return out.Attributes ?? {};
 }

@@ -67,8 +67,8 @@ export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'waiting' | 'dropped
 
 /**
  * One delivery job: wait if it is not due yet, else one attempt, recorded,
- * then on failure the next attempt scheduled by the contract's schedule
- * (counted from the first attempt), or the event given up. The event's id
+ * then on failure the next attempt of the retry schedule (about 5 s, 30 s,
+ * 2 min, 15 min, 1 h, 4 h, 12 h and 24 h after the first attempt), or the event given up. The event's id
  * is the `webhook-id` of every attempt. An endpoint whose failures have
  * lasted DISABLE_AFTER_SECONDS is disabled (and logged as an error, which
  * the delivery-failure alarm counts).

@@ -5,8 +5,8 @@ import { aTenant, anotherUserOf, groupMembersOf, type Tenant } from '../steps/gi
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 /**
- * Delivery (CONTRACT rows Delivery, Group members, Who changes a message,
- * Read state and unread count): a message reaches every other participant,
+ * Delivery (the rules of delivery, group members, who changes a message,
+ * read state and unread counts in docs/messaging-api.md): a message reaches every other participant,
  * each in their own conversation, with their own read state.
  */
 describe.each(transports())('delivery over %s', (transport) => {

@@ -10,7 +10,7 @@ import { schemaValidator } from '../steps/openapi.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
 /**
- * Realtime (CONTRACT row Realtime): a real WebSocket client against the
+ * Realtime (docs/realtime.md): a real WebSocket client against the
  * local WebSocket API, which runs the stack's handlers; events come from the
  * table's change stream through the same fan-out code as on AWS.
  */

@@ -16,7 +16,7 @@ import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
 /**
- * Webhooks (CONTRACT row Webhooks): every event type reaches a loopback
+ * Webhooks (docs/webhooks.md): every event type reaches a loopback
  * receiver, signed so that the Standard Webhooks library (not our code)
  * verifies it; retries keep the event's id; one account's endpoint hears
  * nothing of another's; the event id is the change's.
@@ -40,7 +40,7 @@ let email: ApiClient;
 
 beforeAll(async () => {
   process.env.ALLOW_PRIVATE_WEBHOOKS = 'true';
-  // The contract's schedule shortened: the 2nd and 3rd attempts 1 s and 2 s after the first.
+  // The retry schedule shortened: the 2nd and 3rd attempts 1 s and 2 s after the first.
   process.env.WEBHOOK_RETRY_SECONDS = '1,2,3';
   env = await emailEnv();
   streams = startStreams(process.env as Record<string, string>, { from: 'latest' });

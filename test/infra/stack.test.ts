@@ -441,7 +441,7 @@ describe('REST APIs', () => {
       const fn = apiOf(route.api).routeFunctions.get(route)!;
       expect(description(fn)).toBe(`${route.method} ${route.path} ${named[route.credential]}`);
     }
-    // The platform endpoints of the contract, each with the secret key (a user may read a contact)
+    // The platform endpoints, each with the secret key (a user may read a contact)
     const platform = routes.filter((r) => /^\/v1\/(contacts|groups|webhook_endpoints|account)/.test(r.path));
     expect(platform.map((r) => `${r.method} ${r.path}`)).toEqual(
       expect.arrayContaining([
