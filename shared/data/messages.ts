@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
 import { isRecord } from '#shared/util/object-schema';
-import { batchGet, txCheck, txDelete, txPut, txUpdate, type NamedItems, type TransactItem } from '#shared/db/batch';
-import { attr, condition, update } from '#shared/db/expression';
-import { conditionHeld, getItem, query, unlessConditionFails, updateItem, type Key } from '#shared/db/items';
+import { batchGet, txCheck, txDelete, txPut, type NamedItems, type TransactItem } from '#shared/db/batch';
+import { condition } from '#shared/db/expression';
+import { getItem, query, type Key } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { findConversation, toConversation, type Conversation } from '#shared/data/conversations';
@@ -125,7 +125,7 @@ export const toThreadMessage = (item: Record<string, unknown>, conversationId: s
 });
 
 /** The message as `reader` has it: their conversation, and their read time (the sender's is the first other reader's). */
-function asReadBy(reader: string, content: Record<string, unknown>, entry: Entry): Message {
+export function asReadBy(reader: string, content: Record<string, unknown>, entry: Entry): Message {
   const m = parseItem(contentSchema, content);
   return { ...m, conversation_id: entry.conversation_id, read_at: m.contact_id === reader ? m.read_at : entry.read_at };
 }
@@ -182,9 +182,9 @@ export async function messageForParticipants(
 const isEntryItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.message.skPrefix);
 
 const messageValues = (owner: Owner, conv: string, msg: string) => ({ ...ownerValues(owner), conv, msg });
-const entryKey = (owner: Owner, conv: string, msg: string) => keys.message.key(messageValues(owner, conv, msg));
+export const entryKey = (owner: Owner, conv: string, msg: string) => keys.message.key(messageValues(owner, conv, msg));
 const locatorKey = (owner: Owner, msg: string) => keys.messageLocator.key({ ...ownerValues(owner), msg });
-const contentKey = (accountId: string, thread: string, msg: string) => keys.threadMessage.key({ acct: accountId, thread, msg });
+export const contentKey = (accountId: string, thread: string, msg: string) => keys.threadMessage.key({ acct: accountId, thread, msg });
 export const contentKeyOf = (m: Pick<Message, 'account_id' | 'thread' | 'id'>) => contentKey(m.account_id, m.thread, m.id);
 
 const isNew = /* @__PURE__ */ condition`attribute_not_exists(pk)`;
@@ -412,144 +412,6 @@ export function participantGone(owner: Owner, conversationId: string, messageId:
 /** The thread's message removed, for everyone (its sender's delete). */
 export const contentGone = (m: Pick<Message, 'account_id' | 'thread' | 'id'>): TransactItem =>
   txDelete(contentKeyOf(m), condition`attribute_exists(pk)`);
-
-/** An entry of another participant's message, unread by this user. */
-export interface UnreadEntry {
-  id: string;
-  thread: string;
-}
-
-/**
- * The user's unread entries of others' messages in (after, through], oldest
- * first, reading at most `scan` entries; `last` is the last entry read (the
- * next call's `after`), undefined when the range is exhausted.
- */
-export async function unreadEntries(
-  owner: Owner,
-  conversationId: string,
-  after: string | null,
-  through: string,
-  scan: number,
-): Promise<{ unread: UnreadEntry[]; last: string | undefined }> {
-  const items = await query(
-    {
-      partition: keys.message.partition({ ...ownerValues(owner), conv: conversationId }),
-      sort: ['between', entryKey(owner, conversationId, after ?? '').sk, entryKey(owner, conversationId, through).sk],
-      projection: 'id, thread, contact_id, read_at',
-    },
-    scan,
-    1,
-  );
-  const unread = items
-    .filter((item) => item.id !== after && item.contact_id !== owner.contactId && item.read_at === undefined)
-    .map((item) => ({ id: item.id as string, thread: item.thread as string }));
-  return { unread, last: items.length < scan ? undefined : (items.at(-1)!.id as string) };
-}
-
-/** Transaction part: the message's first read by a participant other than its sender (the sender's read_at), if not set yet. */
-const firstRead = (accountId: string, m: { thread: string; id: string }, at: number) =>
-  txUpdate(contentKey(accountId, m.thread, m.id), update().set`read_at = if_not_exists(read_at, ${at})`.when`attribute_exists(pk)`);
-
-/**
- * Transaction parts of reading one entry: the reader's read time and, in a
- * one-to-one thread (whose message has one reader), the sender's first-read
- * time on the message. A group's message would be written by every reader
- * at once: there the first-read time is set after the transaction
- * (`markFirstRead`), so readers never contend on it.
- */
-export function readParts(owner: Owner, conversationId: string, entry: UnreadEntry, at: number): NamedItems {
-  const oneReader = entry.thread.includes('+');
-  return [
-    [
-      `entry:${entry.id}`,
-      txUpdate(
-        entryKey(owner, conversationId, entry.id),
-        update().set`read_at = ${at}`.when`attribute_exists(pk) AND attribute_not_exists(read_at)`,
-      ),
-    ],
-    ...(oneReader ? ([[`content:${entry.id}`, firstRead(owner.accountId, entry, at)]] as NamedItems) : []),
-  ];
-}
-
-/** The sender's first-read time on group messages just read (the first reader's wins; a later one's condition fails, harmlessly). */
-export async function markFirstRead(accountId: string, entries: UnreadEntry[], at: number): Promise<void> {
-  await Promise.all(
-    entries
-      .filter((entry) => !entry.thread.includes('+'))
-      .map((entry) =>
-        conditionHeld(
-          updateItem(
-            contentKey(accountId, entry.thread, entry.id),
-            update().set`read_at = ${at}`.when`attribute_exists(pk) AND attribute_not_exists(read_at)`,
-          ),
-        ),
-      ),
-  );
-}
-
-/**
- * One name's part of an update, as a write that commutes with any other
- * request's: `add` appends contacts (new when read) to the name, creating
- * it if absent; `replace` writes the name afresh (removed, then added, in
- * the same request); `remove` drops it.
- */
-export type ReactionOp =
-  | { kind: 'add'; name: string; contacts: string[] }
-  | { kind: 'replace'; name: string; contacts: string[] }
-  | { kind: 'remove'; name: string };
-
-/** A change planned against a message as read (shared/messaging/messages.ts plans it). */
-export interface MessageWrite {
-  text?: string;
-  reactions?: { clearAll: boolean; ops: ReactionOp[]; namesAdded: number };
-  attachments?: { clear: boolean; append: Attachment[] };
-  bytesDelta: number;
-  /** Bounds the write's conditions enforce against the item as stored, whatever ran concurrently. */
-  limits: { names: number; contactsPerName: number; attachments: number; extrasBytes: number };
-  /** updated_at, seconds; `at` the same instant in ms, which the write carries (its event's time). */
-  now: number;
-  at: number;
-}
-
-/**
- * One UpdateItem made of operations that commute with any other request's:
- * per-name list appends and removals, a list append for attachments,
- * `if_not_exists` for read_at, ADD for the size total. The text and
- * updated_at are plain SETs (last writer wins). The conditions keep the
- * caps whatever ran concurrently; they only fail at a cap (or when the
- * message is gone). Answers the updated message, or 'failed' then.
- */
-export async function writeMessage(owner: Owner, current: Message, w: MessageWrite): Promise<Message | 'failed'> {
-  const write = update().set`updated_at = ${w.now}`.when`attribute_exists(pk)`;
-  if (w.text !== undefined) write.set`${attr('message')} = ${w.text}`;
-  if (w.reactions) {
-    if (w.reactions.clearAll) write.set`reactions = ${{}}`;
-    // Names first added by this request follow each other in request order.
-    const seq = Date.now() * 100;
-    w.reactions.ops.forEach((op, i) => {
-      const name = attr(op.name);
-      if (op.kind === 'remove') write.remove`reactions.${name}`;
-      else if (op.kind === 'replace') write.set`reactions.${name} = ${[seq + i, ...op.contacts]}`;
-      else {
-        write.set`reactions.${name} = list_append(if_not_exists(reactions.${name}, ${[seq + i]}), ${op.contacts})`;
-        // The list holds the seq too: at most `contactsPerName` contacts after the append.
-        write.when`(attribute_not_exists(reactions.${name}) OR size(reactions.${name}) <= ${w.limits.contactsPerName + 1 - op.contacts.length})`;
-      }
-    });
-    if (w.reactions.namesAdded > 0) write.when`size(reactions) <= ${w.limits.names - w.reactions.namesAdded}`;
-  }
-  if (w.attachments?.clear) write.set`attachments = ${[]}`;
-  else if (w.attachments && w.attachments.append.length > 0) {
-    write.set`attachments = list_append(attachments, ${w.attachments.append})`;
-    write.when`size(attachments) <= ${w.limits.attachments - w.attachments.append.length}`;
-  }
-  if (w.bytesDelta !== 0) {
-    write.add`extras_bytes ${w.bytesDelta}`;
-    if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
-  }
-  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
-  return out ? asReadBy(owner.contactId, out, current) : 'failed';
-}
 
 /** One batch of a deleted conversation's items to purge: up to `limit` of its entries and their locators (the thread keeps the messages). */
 export async function conversationMessageKeys(owner: Owner, conversationId: string, limit: number): Promise<Key[]> {

@@ -13,15 +13,8 @@ import { getJob } from '#shared/data/jobs';
 import { parseItem } from '#shared/db/item-schema';
 import { groupMembers } from '#shared/data/group-members';
 import * as messages from '#shared/data/messages';
-import {
-  contentGone,
-  contentPut,
-  participantGone,
-  participantParts,
-  type Message,
-  type MessageWrite,
-  type NewMessage,
-} from '#shared/data/messages';
+import { contentGone, contentPut, participantGone, participantParts, type Message, type NewMessage } from '#shared/data/messages';
+import { writeMessage, type MessageWrite } from '#shared/data/message-writes';
 import type { Principal } from '#shared/data/tokens';
 import { conflict, forbidden, invalid, notFound } from '#shared/errors';
 import { newJob, jobPut, startJob } from '#shared/jobs/run';
@@ -209,7 +202,7 @@ export async function updateMessage(who: Principal, id: string, update: MessageU
       }
       const write = planUpdate(current, update, changes);
       if (!write) return current;
-      const written = await messages.writeMessage(who, current, write);
+      const written = await writeMessage(who, current, write);
       return written === 'failed' ? AGAIN : written;
     },
     {

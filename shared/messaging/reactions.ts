@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import type { ReactionEntry, ReactionOp } from '#shared/data/messages';
+import type { ReactionEntry } from '#shared/data/messages';
+import type { ReactionOp } from '#shared/data/message-writes';
 import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
 import { nested } from '#shared/util/object-schema';

@@ -1,7 +1,7 @@
 import { transactNamed } from '#shared/db/batch';
 import type { Owner } from '#shared/db/keys';
 import { advanceReadThrough, unreadLess, type Conversation } from '#shared/data/conversations';
-import { markFirstRead, readParts, unreadEntries, type UnreadEntry } from '#shared/data/messages';
+import { markFirstRead, readParts, unreadEntries, type UnreadEntry } from '#shared/data/read-marks';
 import { nowSeconds } from '#shared/util/ids';
 
 /**

@@ -1,0 +1,70 @@
+import { attr, update } from '#shared/db/expression';
+import { unlessConditionFails, updateItem } from '#shared/db/items';
+import type { Owner } from '#shared/db/keys';
+import { asReadBy, contentKeyOf, type Attachment, type Message } from '#shared/data/messages';
+
+/** A change of a stored message (its text, reactions, attachments) as one write that commutes with any other request's. */
+
+/**
+ * One name's part of an update, as a write that commutes with any other
+ * request's: `add` appends contacts (new when read) to the name, creating
+ * it if absent; `replace` writes the name afresh (removed, then added, in
+ * the same request); `remove` drops it.
+ */
+export type ReactionOp =
+  | { kind: 'add'; name: string; contacts: string[] }
+  | { kind: 'replace'; name: string; contacts: string[] }
+  | { kind: 'remove'; name: string };
+
+/** A change planned against a message as read (shared/messaging/messages.ts plans it). */
+export interface MessageWrite {
+  text?: string;
+  reactions?: { clearAll: boolean; ops: ReactionOp[]; namesAdded: number };
+  attachments?: { clear: boolean; append: Attachment[] };
+  bytesDelta: number;
+  /** Bounds the write's conditions enforce against the item as stored, whatever ran concurrently. */
+  limits: { names: number; contactsPerName: number; attachments: number; extrasBytes: number };
+  /** updated_at, seconds; `at` the same instant in ms, which the write carries (its event's time). */
+  now: number;
+  at: number;
+}
+
+/**
+ * One UpdateItem made of operations that commute with any other request's:
+ * per-name list appends and removals, a list append for attachments,
+ * `if_not_exists` for read_at, ADD for the size total. The text and
+ * updated_at are plain SETs (last writer wins). The conditions keep the
+ * caps whatever ran concurrently; they only fail at a cap (or when the
+ * message is gone). Answers the updated message, or 'failed' then.
+ */
+export async function writeMessage(owner: Owner, current: Message, w: MessageWrite): Promise<Message | 'failed'> {
+  const write = update().set`updated_at = ${w.now}`.when`attribute_exists(pk)`;
+  if (w.text !== undefined) write.set`${attr('message')} = ${w.text}`;
+  if (w.reactions) {
+    if (w.reactions.clearAll) write.set`reactions = ${{}}`;
+    // Names first added by this request follow each other in request order.
+    const seq = Date.now() * 100;
+    w.reactions.ops.forEach((op, i) => {
+      const name = attr(op.name);
+      if (op.kind === 'remove') write.remove`reactions.${name}`;
+      else if (op.kind === 'replace') write.set`reactions.${name} = ${[seq + i, ...op.contacts]}`;
+      else {
+        write.set`reactions.${name} = list_append(if_not_exists(reactions.${name}, ${[seq + i]}), ${op.contacts})`;
+        // The list holds the seq too: at most `contactsPerName` contacts after the append.
+        write.when`(attribute_not_exists(reactions.${name}) OR size(reactions.${name}) <= ${w.limits.contactsPerName + 1 - op.contacts.length})`;
+      }
+    });
+    if (w.reactions.namesAdded > 0) write.when`size(reactions) <= ${w.limits.names - w.reactions.namesAdded}`;
+  }
+  if (w.attachments?.clear) write.set`attachments = ${[]}`;
+  else if (w.attachments && w.attachments.append.length > 0) {
+    write.set`attachments = list_append(attachments, ${w.attachments.append})`;
+    write.when`size(attachments) <= ${w.limits.attachments - w.attachments.append.length}`;
+  }
+  if (w.bytesDelta !== 0) {
+    write.add`extras_bytes ${w.bytesDelta}`;
+    if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
+  }
+  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
+  return out ? asReadBy(owner.contactId, out, current) : 'failed';
+}
