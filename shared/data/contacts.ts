@@ -96,16 +96,13 @@ export async function getContact(accountId: string, contactId: string, consisten
 }
 
 /** Contacts as messages show their senders: a deleted contact as it was. */
-export async function getContacts(accountId: string, contactIds: string[]): Promise<Map<string, Contact>> {
+export async function getContacts(accountId: string, contactIds: string[], { liveOnly = false } = {}): Promise<Map<string, Contact>> {
   const items = await batchGet(contactIds.map((ct) => contactKey(accountId, ct)));
-  return new Map(items.map((item) => [item.id as string, toContact(item)]));
+  return new Map(items.filter((item) => !liveOnly || item.deleted_at === undefined).map((item) => [item.id as string, toContact(item)]));
 }
 
 /** Of these ids, the live contacts of the account (one batch read per 100). */
-export async function liveContacts(accountId: string, contactIds: string[]): Promise<Map<string, Contact>> {
-  const items = await batchGet(contactIds.map((ct) => contactKey(accountId, ct)));
-  return new Map(items.filter((item) => item.deleted_at === undefined).map((item) => [item.id as string, toContact(item)]));
-}
+export const liveContacts = (accountId: string, contactIds: string[]) => getContacts(accountId, contactIds, { liveOnly: true });
 
 /** The account's live contacts, newest first. */
 export async function listContacts(accountId: string, page: CursorPageRequest): Promise<Page<Contact>> {

@@ -1,7 +1,6 @@
-import { update } from '#shared/db/expression';
 import { putNew, query, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
-import { generateSecretKey, hashToken } from '#shared/data/tokens';
+import { generateSecretKey, hashToken, revocation } from '#shared/data/tokens';
 import { newId, nowSeconds } from '#shared/util/ids';
 
 /**
@@ -55,6 +54,5 @@ export async function listSecretKeys(accountId: string): Promise<SecretKeyInfo[]
 export async function revokeSecretKey(keyId: string): Promise<SecretKeyInfo | undefined> {
   const [item] = await query({ index: keys.secretKeyById.index, partition: keys.secretKeyById.partition({ key: keyId }) }, 1, 1);
   if (!item) return undefined;
-  const changes = update().set`revoked_at = if_not_exists(revoked_at, ${nowSeconds()})`.when`attribute_exists(pk)`;
-  return present(await updateItem({ pk: String(item.pk), sk: String(item.sk) }, changes, 'ALL_NEW'));
+  return present(await updateItem({ pk: String(item.pk), sk: String(item.sk) }, revocation(), 'ALL_NEW'));
 }

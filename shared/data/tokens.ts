@@ -151,16 +151,19 @@ export async function revokeTokenById(tokenId: string, owner?: Partial<Principal
   if (!item) return undefined;
   if (owner?.accountId !== undefined && item.account_id !== owner.accountId) return undefined;
   if (owner?.contactId !== undefined && item.contact_id !== owner.contactId) return undefined;
-  const changes = update().set`revoked_at = if_not_exists(revoked_at, ${nowSeconds()})`.when`attribute_exists(pk)`;
+  const changes = revocation();
   const updated = await unlessConditionFails(updateItem({ pk: String(item.pk), sk: String(item.sk) }, changes, 'ALL_NEW'));
   return updated ? tokenInfo(updated) : undefined;
 }
 
 /** Revokes a token given the token itself; false when no such token was ever issued. */
 export function revokeToken(token: string): Promise<boolean> {
-  const changes = update().set`revoked_at = if_not_exists(revoked_at, ${nowSeconds()})`.when`attribute_exists(pk)`;
+  const changes = revocation();
   return conditionHeld(updateItem(keys.token.key({ token_hash: hashToken(token) }), changes));
 }
+
+/** A credential's revocation: the first time stays, and a credential that never existed is not created. */
+export const revocation = () => update().set`revoked_at = if_not_exists(revoked_at, ${nowSeconds()})`.when`attribute_exists(pk)`;
 
 // Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
 const credentialItem = /* @__PURE__ */ (() =>
