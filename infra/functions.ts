@@ -89,6 +89,8 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
       TABLE_NAME: deps.table.tableName,
       // The `service` of every log line and metric: one stack's figures apart from another's.
       POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
+      // The feed writer dates each event's expiry by it; GET /v1/events and $connect refuse a cursor past it.
+      EVENT_RETENTION_DAYS: String(deps.settings.eventRetentionDays),
       ...(spec.validates ? deps.settings.validator : {}),
       ...spec.environment,
     },

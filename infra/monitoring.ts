@@ -85,7 +85,7 @@ export class Monitoring extends Construct {
       this.alarms.push(created);
       return created;
     };
-    const custom = (key: 'realtimeAuthorizerFailures' | 'webhookEventsFailed') =>
+    const custom = (key: 'attentionNeeded') =>
       new Metric({
         namespace: METRICS_NAMESPACE,
         metricName: METRIC[key].name,
@@ -137,16 +137,10 @@ export class Monitoring extends Construct {
       'A change-stream batch kept failing (its events were not published), or a scheduled run failed.',
     );
     alarm(
-      'realtime-authorizer-failures',
-      custom('realtimeAuthorizerFailures'),
+      'attention-needed',
+      custom('attentionNeeded'),
       0,
-      'The realtime authorizer could not look a token up: handshakes are answered 500.',
-    );
-    alarm(
-      'webhook-delivery-failures',
-      custom('webhookEventsFailed'),
-      0,
-      'A webhook event was given up after its last attempt, or an endpoint was disabled after 3 days of failures.',
+      'The realtime authorizer could not look a token up (handshakes answered 500), or a webhook event was given up after its last attempt or an endpoint disabled after 3 days of failures.',
     );
 
     // APIs: any answer 5xx (a handler's unexpected error, its authorizer failing, Lambda failing, timing out or throttling), and tail latency.

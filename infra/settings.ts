@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import { readValidatorConfig, VALIDATOR_ENV_VARS } from '../shared/email/validator/config.ts';
 import { CORS_ENV, corsOrigins } from '../shared/http/cors.ts';
 import { DEFAULT_ACCOUNT_LIMITS } from '../shared/rate-limits.ts';
+import { DEFAULT_EVENT_RETENTION_DAYS, MAX_EVENT_RETENTION_DAYS } from '#shared/data/event-retention';
 
 /**
  * What a deployer may choose at `cdk deploy` time, always as CDK context
@@ -32,6 +33,8 @@ export interface DeploySettings {
   corsOrigins: string[];
   /** How long API Gateway keeps the authorizer's answer for a token (0: ask on every request). */
   authCacheSeconds: number;
+  /** How long the events feeds keep an event (GET /v1/events, the WebSocket's resume), in days. */
+  eventRetentionDays: number;
 }
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
@@ -62,6 +65,8 @@ export const SETTING = {
   corsOrigins: CORS_ENV,
   // Named as docs/api-conventions.md names it (Authentication).
   authCacheSeconds: 'AUTH_CACHE_SECONDS',
+  // Named like the variable the functions (and npm start) read.
+  eventRetentionDays: 'EVENT_RETENTION_DAYS',
 } as const;
 
 export class DeploySettingError extends Error {
@@ -90,7 +95,16 @@ export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = proces
     apiGatewayCloudWatchRole: flag(context(SETTING.apiGatewayCloudWatchRole), SETTING.apiGatewayCloudWatchRole, true),
     corsOrigins: cors(context(SETTING.corsOrigins)),
     authCacheSeconds: authCacheSeconds(context(SETTING.authCacheSeconds)),
+    eventRetentionDays: eventRetentionDays(context(SETTING.eventRetentionDays)),
   };
+}
+
+function eventRetentionDays(raw: string | undefined): number {
+  const days = number(raw, SETTING.eventRetentionDays, DEFAULT_EVENT_RETENTION_DAYS, true);
+  if (days > MAX_EVENT_RETENTION_DAYS) {
+    throw new DeploySettingError(`${SETTING.eventRetentionDays} must be at most ${MAX_EVENT_RETENTION_DAYS} days, got '${raw}'`);
+  }
+  return days;
 }
 
 /**

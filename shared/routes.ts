@@ -126,6 +126,8 @@ export const routes: readonly Route[] = [
   platform('DELETE', '/v1/webhook_endpoints/{id}', 'webhook-endpoints/delete', 'readWrite'),
   platform('POST', '/v1/webhook_endpoints/{id}/rotate_secret', 'webhook-endpoints/rotate-secret', 'readWrite', { seals: true }),
   platform('GET', '/v1/account', 'account/messaging', 'read', { showsLimits: true }),
+  // A user token reads its user's events, a secret key the account's.
+  platform('GET', '/v1/events', 'events/list', 'read', { credential: 'any' }),
 
   {
     api: 'email',
@@ -289,6 +291,20 @@ export interface StreamConsumer {
 
 export const streams: readonly StreamConsumer[] = [
   {
+    name: 'event-feed',
+    handler: 'workers/event-feed',
+    // Appends to the events feeds; reads what an event presents (the message, its sender).
+    table: 'readWrite',
+    batchSize: 100,
+    timeoutSeconds: 60,
+    retryAttempts: 10,
+    // One batch per shard at a time: appends to one feed (the account's above all) from concurrent batches would race for
+    // each number (safe, shared/data/events.ts, but each loss costs a read and a retry).
+    latencySensitive: true,
+    // The items whose changes are events: conversations, lists, thread messages and each participant's entry (shared/stream/).
+    sortKeys: { exact: ['CONV', 'LIST'], prefix: ['MSG#', '#MSG#'] },
+  },
+  {
     name: 'webhook-events',
     handler: 'workers/webhook-events',
     table: 'read',
@@ -296,24 +312,24 @@ export const streams: readonly StreamConsumer[] = [
     batchSize: 100,
     timeoutSeconds: 60,
     retryAttempts: 10,
-    // The items whose changes the account's view has events for (shared/stream/account.ts).
-    sortKeys: { exact: ['CONV', 'LIST'], prefix: ['MSG#'] },
+    // Events appended to an account's feed: a webhook's body is the feed's event.
+    sortKeys: { exact: [], prefix: ['AEVT#'] },
   },
   {
     name: 'realtime-events',
     handler: 'workers/realtime-events',
-    // Deletes the connections API Gateway reports gone.
+    // Deletes the connections API Gateway reports gone; records a replay's end.
     table: 'readWrite',
     batchSize: 100,
     timeoutSeconds: 60,
     // A frame is worth sending only now: a batch that keeps failing is not held up long.
     retryAttempts: 2,
-    // A 1,000-member send's records spread over several concurrent batches (docs/realtime.md).
+    // Users' partitions spread over concurrent batches; one user's changes stay in order in one.
     parallelization: 4,
     realtime: true,
     latencySensitive: true,
-    // Conversations, thread messages (edits, reactions) and each participant's entry (delivery, reads: shared/stream/users.ts).
-    sortKeys: { exact: ['CONV'], prefix: ['MSG#', '#MSG#'] },
+    // Events appended to a user's feed, and connections opened in that partition (their replay).
+    sortKeys: { exact: [], prefix: ['EVT#', 'CONN#'] },
   },
 ];
 

@@ -20,6 +20,7 @@ export const handler = instrumented(async (event: APIGatewayRequestAuthorizerEve
   } catch (error) {
     // A real failure (API Gateway answers 500): counted apart from refusals, which fail too (infra/monitoring.ts).
     countMetric('realtimeAuthorizerFailures');
+    countMetric('attentionNeeded');
     logger.error('token lookup failed', describeError(error));
     throw error;
   }

@@ -1,38 +1,37 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { toConnection } from '#shared/data/connections';
+import { eventOf } from '#shared/data/events';
+import { keys } from '#shared/db/keys';
+import { pushLanes, realtimeEndpoint, type Lane } from '#shared/realtime/push';
 import { changeOf } from '#shared/stream/change';
-import { audienceOf, batchReads, userEventsOf, type UserEvent } from '#shared/stream/users';
-import { BatchConnections, pushEvents, realtimeEndpoint } from '#shared/realtime/push';
 import { instrumented } from '#shared/util/invocation';
-import { describeError, logger } from '#shared/util/logger';
-import { inParallel } from '#shared/util/parallel';
-
-/** Changes turned into events at once (each reads a little: the message, a conversation id). */
-const CHANGES_AT_ONCE = 8;
 
 /**
- * The table's change stream → frames on the users' open WebSockets. A frame
- * is worth sending now or never (a client that reconnects reads the API),
- * so a change whose events cannot be made is logged and skipped rather than
- * retried, and a retried batch does not send its other frames twice.
+ * A user's events partition → frames on their open WebSockets: each event
+ * appended to their feed goes to their connections, and a connection opened
+ * with `?after=` first gets what it missed. Both are changes of that one
+ * partition, which the stream hands over in order: a replay and the live
+ * frames after it cannot cross. A frame is worth sending now or never (a
+ * client that reconnects resumes from the feed), so nothing is retried.
  */
 export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const endpoint = realtimeEndpoint();
   if (!endpoint) return { batchItemFailures: [] };
-  const reads = batchReads();
-  const connections = new BatchConnections();
-  const changes = event.Records.map(changeOf);
-  const perChange: UserEvent[][] = Array.from({ length: changes.length }, () => []);
-  await inParallel(changes, CHANGES_AT_ONCE, async (change, i) => {
-    if (!change) return;
-    try {
-      // Most members of a large group are not connected: their changes cost one Query, not the reads of an event.
-      const audience = audienceOf(change);
-      if (audience && !(await connections.anyOf(audience))) return;
-      perChange[i] = await userEventsOf(change, reads);
-    } catch (error) {
-      logger.warn('realtime events of a change skipped', { sequence_number: change.sequenceNumber, ...describeError(error) });
-    }
-  });
-  await pushEvents(endpoint, perChange.flat(), connections);
+  const lanes = new Map<string, Lane>();
+  const laneOf = (acct: string, user: string) => {
+    let lane = lanes.get(`${acct}|${user}`);
+    if (!lane) lanes.set(`${acct}|${user}`, (lane = { owner: { accountId: acct, contactId: user }, steps: [] }));
+    return lane;
+  };
+  for (const change of event.Records.map(changeOf)) {
+    if (change?.eventName !== 'INSERT' || !change.newImage) continue;
+    const appended = keys.userEvent.parse(change);
+    if (appended)
+      laneOf(appended.acct, appended.user).steps.push({ kind: 'event', seq: Number(appended.seq), event: eventOf(change.newImage) });
+    const opened = keys.connection.parse(change);
+    if (opened && typeof change.newImage.after_seq === 'number')
+      laneOf(opened.acct, opened.user).steps.push({ kind: 'replay', connection: toConnection(change.newImage) });
+  }
+  await pushLanes(endpoint, [...lanes.values()]);
   return { batchItemFailures: [] };
 });

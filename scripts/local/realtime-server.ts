@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
@@ -77,12 +77,16 @@ export async function startRealtimeServer(port: number, host = '127.0.0.1', run:
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
     const connectionId = newConnectionId();
     const headers = flatHeaders(req);
+    // As API Gateway: the URL's query reaches the authorizer and `$connect` as a map (the last value of a repeated name).
+    const query = new URL(req.url ?? '/', 'ws://realtime').searchParams;
+    const queryStringParameters = query.size > 0 ? Object.fromEntries(query) : null;
     let authorizer: Record<string, unknown>;
     try {
       const auth = (await invoke(realtime.authorizer.handler, {
         type: 'REQUEST',
         methodArn: `arn:aws:execute-api:local:000000000000:local/${STAGE_NAME}/$connect`,
         headers,
+        queryStringParameters,
         requestContext: context(connectionId, '$connect', null),
       })) as APIGatewayAuthorizerResult;
       if (auth.policyDocument.Statement.some((s) => s.Effect === 'Deny')) return refuse(socket, 403, 'Forbidden');
@@ -95,9 +99,11 @@ export async function startRealtimeServer(port: number, host = '127.0.0.1', run:
     }
     const answer = (await invoke(handlerOf('$connect'), {
       headers,
+      queryStringParameters,
       requestContext: context(connectionId, '$connect', authorizer),
     }).catch(() => ({ statusCode: 500 }))) as { statusCode: number; headers?: Headers };
-    if (answer.statusCode < 200 || answer.statusCode > 299) return refuse(socket, answer.statusCode, 'Forbidden');
+    if (answer.statusCode < 200 || answer.statusCode > 299)
+      return refuse(socket, answer.statusCode, STATUS_CODES[answer.statusCode] ?? 'Forbidden');
     // Header names are case-insensitive, as API Gateway reads them.
     (req as Accepted).accepted = header(answer, 'sec-websocket-protocol');
     wss.handleUpgrade(req, socket, head, (ws) => {

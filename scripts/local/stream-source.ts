@@ -45,6 +45,14 @@ interface ShardCheckpoint {
 type Checkpoints = Record<string, ShardCheckpoint>;
 
 const REPLAY_MS = 30_000;
+/**
+ * Only a consumer that queues work replays: one that only writes to the
+ * table (the events feeds' writer) or posts frames worth sending now or
+ * never (realtime) resumes right after its last handled record, as Lambda's
+ * mapping does; a replay would hand the feed writer changes it appended
+ * long ago.
+ */
+const replayMsOf = (consumer: StreamConsumer) => (consumer.sends?.length ? REPLAY_MS : 0);
 
 /**
  * DynamoDB Local dates its records only to the minute (AWS to the second).
@@ -115,6 +123,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
   const client = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   const run = options.run ?? invokeSource;
   const idleMs = options.idleMs ?? (consumer.latencySensitive ? 25 : 100);
+  const replayMs = replayMsOf(consumer);
   const checkpoints: Checkpoints =
     options.checkpointFile && existsSync(options.checkpointFile)
       ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Checkpoints)
@@ -131,7 +140,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     const now = Date.now();
     const c = (checkpoints[key] ??= { recent: [] });
     c.recent.push({ seq, at: now });
-    while (c.recent.length > 0 && c.recent[0]!.at <= now - REPLAY_MS) c.resume = c.recent.shift()!.seq;
+    while (c.recent.length > 0 && c.recent[0]!.at <= now - replayMs) c.resume = c.recent.shift()!.seq;
     c.seen = Object.fromEntries(Object.entries({ ...c.seen, ...times }).filter(([, at]) => at > now - 2 * REPLAY_MS));
     if (options.checkpointFile) writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
   };

@@ -1,6 +1,6 @@
 import { batchGet } from '#shared/db/batch';
 import { condition, update } from '#shared/db/expression';
-import { deleteItem, putItem, query, unlessConditionFails, updateItem } from '#shared/db/items';
+import { deleteItem, putItem, query, unlessConditionFails, updateItem, type Item } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { nowSeconds } from '#shared/util/ids';
 import { isLive } from '#shared/data/tokens';
@@ -23,19 +23,37 @@ export interface Connection {
   id: string;
   /** The hash of the token it was opened with: a revoked token's connections are closed. */
   tokenHash: string;
+  /** Opened with `?after=`: the number, in the user's feed, of the last event the client has. */
+  afterSeq?: number;
+  /** Once the events after `afterSeq` were replayed: the number of the last one sent; live frames start after it. */
+  throughSeq?: number;
 }
 
 const connectionKey = (owner: Owner, connectionId: string) => keys.connection.key({ ...ownerValues(owner), connection: connectionId });
 
-export async function putConnection(owner: Owner, connectionId: string, tokenHash: string, now = nowSeconds()): Promise<void> {
+export async function putConnection(
+  owner: Owner,
+  connectionId: string,
+  tokenHash: string,
+  afterSeq?: number,
+  now = nowSeconds(),
+): Promise<void> {
   await putItem({
     ...connectionKey(owner, connectionId),
     type: 'connection',
     connection_id: connectionId,
     token_hash: tokenHash,
+    ...(afterSeq === undefined ? {} : { after_seq: afterSeq }),
     connected_at: now,
     expires_at: now + CONNECTION_TTL_SECONDS,
   });
+}
+
+/** The replay of a connection opened with `?after=` sent the events through `throughSeq`. */
+export async function markReplayed(owner: Owner, connectionId: string, throughSeq: number): Promise<void> {
+  await unlessConditionFails(
+    updateItem(connectionKey(owner, connectionId), update().set`through_seq = ${throughSeq}`.when`attribute_exists(pk)`),
+  );
 }
 
 /** A ping: the connection is alive, its record stays (only a record still there is kept). */
@@ -57,10 +75,22 @@ export const forgetGoneConnection = (owner: Owner, connectionId: string, now = n
  */
 export async function userConnections(owner: Owner): Promise<Connection[]> {
   const now = nowSeconds();
-  const items = await query({ partition: keys.connection.partition(ownerValues(owner)) }, MAX_CONNECTIONS_PER_USER, 1);
-  return items
-    .filter((item) => Number(item.expires_at) > now)
-    .map((item) => ({ id: String(item.connection_id), tokenHash: String(item.token_hash ?? '') }));
+  const items = await query(
+    { partition: keys.connection.partition(ownerValues(owner)), sort: ['begins_with', keys.connection.skPrefix] },
+    MAX_CONNECTIONS_PER_USER,
+    1,
+  );
+  return items.filter((item) => Number(item.expires_at) > now).map(toConnection);
+}
+
+/** A connection item (a read, or the stream's image of its insert). */
+export function toConnection(item: Item): Connection {
+  return {
+    id: String(item.connection_id),
+    tokenHash: String(item.token_hash ?? ''),
+    ...(typeof item.after_seq === 'number' ? { afterSeq: item.after_seq } : {}),
+    ...(typeof item.through_seq === 'number' ? { throughSeq: item.through_seq } : {}),
+  };
 }
 
 /** Of these token hashes, those whose token is revoked, expired or gone (one BatchGet per 100). */

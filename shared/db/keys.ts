@@ -93,11 +93,21 @@ export const keys = {
   /** gsi2: all of a user's message entries, newest first. */
   userMessages: indexKey('gsi2', 'ACC#<acct>#USER#<user>#MSGS', '<msg>'),
   /**
-   * An open WebSocket of the user (one per device), in one partition per
-   * user: the realtime fan-out finds a user's connections with one Query.
+   * A user's events (GET /v1/events, the realtime frames), numbered without
+   * a gap by the feed writer (shared/events/append.ts); expire after
+   * EVENT_RETENTION_DAYS.
+   */
+  userEvent: tableKey('ACC#<acct>#USER#<user>#EVENTS', 'EVT#<seq>'),
+  /**
+   * An open WebSocket of the user (one per device), in the partition of the
+   * user's events: the stream hands a partition's changes over in order, so
+   * a connection's replay and the live frames after it cannot cross
+   * (shared/realtime/push.ts). One Query finds a user's connections.
    * Expires a little after API Gateway's 2-hour connection limit.
    */
-  connection: tableKey('ACC#<acct>#USER#<user>#CONNS', 'CONN#<connection>'),
+  connection: tableKey('ACC#<acct>#USER#<user>#EVENTS', 'CONN#<connection>'),
+  /** The account's events (GET /v1/events with a secret key, the webhooks' bodies), numbered the same way. */
+  accountEvent: tableKey('ACC#<acct>#EVENTS', 'AEVT#<seq>'),
 
   idempotency: tableKey('ACC#<acct>#IDEM#<key_hash>', 'IDEM'),
 

@@ -9,6 +9,8 @@ import { header } from '#shared/http/middleware';
  */
 export interface WebSocketEvent {
   headers?: Record<string, string | undefined> | null;
+  /** `$connect`: the URL's query (`?after=<event id>` resumes from the user's feed). */
+  queryStringParameters?: Record<string, string | undefined> | null;
   body?: string | null;
   requestContext: {
     routeKey: string;

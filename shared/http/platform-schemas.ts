@@ -63,3 +63,10 @@ export const createWebhookBody = /* @__PURE__ */ (() => v.strictObject({ url: we
 
 export const updateWebhookBody = /* @__PURE__ */ (() =>
   v.strictObject({ url: v.optional(webhookUrl), enabled_events: v.optional(eventTypes) }))();
+
+/** GET /v1/events: `after` is an event id (checked against the feed by the domain), `limit` 1 to 100. */
+export const eventsQuery = /* @__PURE__ */ (() =>
+  v.strictObject({
+    after: v.optional(v.pipe(v.string('must be an event id'), v.maxLength(64, 'must be an event id'))),
+    limit: v.optional(integerField(1, 100)),
+  }))();

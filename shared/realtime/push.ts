@@ -1,9 +1,16 @@
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { deleteConnection, forgetGoneConnection, revokedTokens, userConnections, type Connection } from '#shared/data/connections';
+import {
+  deleteConnection,
+  forgetGoneConnection,
+  markReplayed,
+  revokedTokens,
+  userConnections,
+  type Connection,
+} from '#shared/data/connections';
+import { eventsAfter, type FeedEvent } from '#shared/data/events';
 import type { Owner } from '#shared/db/keys';
 import { describeError, logger } from '#shared/util/logger';
 import { inParallel } from '#shared/util/parallel';
-import type { UserEvent } from '#shared/stream/users';
 
 /** Users whose frames are posted at once: one user with many events or connections holds one lane, not the batch. */
 const USERS_AT_ONCE = 16;
@@ -11,9 +18,6 @@ const USERS_AT_ONCE = 16;
 const POST_TIMEOUT_MS = 3_000;
 
 const clients = new Map<string, ApiGatewayManagementApiClient>();
-
-/** One user's key in the batch's maps. */
-const ownerKey = (owner: Owner) => `${owner.accountId}|${owner.contactId}`;
 
 /**
  * The `@connections` management API of the realtime API: on AWS its stage's
@@ -63,35 +67,75 @@ export async function closeConnection(endpoint: string, connectionId: string): P
     .catch(() => undefined);
 }
 
-/**
- * Each user's open connections, read once per batch (one Query per user),
- * shared by the check that skips the changes of users nobody listens for
- * and by the posts.
- */
-export class BatchConnections {
-  private readonly read = new Map<string, Promise<Connection[]>>();
+/** A connection's replay posts at most this many events; past it the connection is closed, and the client reconnects from the last one it got. */
+export const REPLAY_MAX = 1_000;
+/** API Gateway answers Gone until a connection's handshake is over: a replay's first post waits this long for it, at most. */
+const HANDSHAKE_WAIT_MS = 3_000;
 
-  of(owner: Owner): Promise<Connection[]> {
-    const key = ownerKey(owner);
-    let found = this.read.get(key);
-    if (!found) this.read.set(key, (found = userConnections(owner)));
-    return found;
-  }
+/** One step of a user's lane, in the order of their partition's changes. */
+export type LaneStep = { kind: 'event'; seq: number; event: FeedEvent } | { kind: 'replay'; connection: Connection };
 
-  async anyOf(owners: Owner[]): Promise<boolean> {
-    return (await Promise.all(owners.map((o) => this.of(o)))).some((c) => c.length > 0);
+export interface Lane {
+  owner: Owner;
+  steps: LaneStep[];
+}
+
+async function postOnceOpen(endpoint: string, owner: Owner, connectionId: string, frame: string): Promise<boolean> {
+  for (const started = Date.now(); ;) {
+    if (await postFrame(endpoint, owner, connectionId, frame)) return true;
+    if (Date.now() - started > HANDSHAKE_WAIT_MS) return false;
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
-/** One user's events in order, each to every open connection of theirs at once. */
-async function pushToUser(endpoint: string, owner: Owner, events: UserEvent[], open: Connection[]): Promise<number> {
+/**
+ * Sends a connection opened with `?after=` the user's events after that
+ * one, oldest first, and records the last one sent: live frames go to it
+ * only past that number. Answers that number, or undefined when the
+ * connection was closed or lost on the way.
+ */
+async function replay(endpoint: string, owner: Owner, connection: Connection): Promise<number | undefined> {
+  let through = connection.afterSeq!;
+  for (let sent = 0; ;) {
+    const page = await eventsAfter(owner, through, 100);
+    for (const event of page.events) {
+      if (!(await postOnceOpen(endpoint, owner, connection.id, JSON.stringify(event)))) return undefined;
+    }
+    through = page.lastSeq;
+    sent += page.events.length;
+    if (!page.hasMore) break;
+    if (sent >= REPLAY_MAX) {
+      await closeConnection(endpoint, connection.id);
+      return undefined;
+    }
+  }
+  await markReplayed(owner, connection.id, through);
+  return through;
+}
+
+/** Whether the live event numbered `seq` goes to the connection: one opened with `?after=` gets only what its replay did not send. */
+const wants = (connection: Connection, seq: number) =>
+  connection.afterSeq === undefined || (connection.throughSeq !== undefined && seq > connection.throughSeq);
+
+/** One user's lane in order: replays of their new connections, and each new event to every open connection that wants it. */
+async function runLane(endpoint: string, lane: Lane, open: Connection[]): Promise<number> {
+  const byId = new Map(open.map((c) => [c.id, c]));
   let sent = 0;
-  for (const { event } of events) {
-    if (open.length === 0) break;
-    const frame = JSON.stringify(event);
-    const alive = await Promise.all(open.map((c) => postFrame(endpoint, owner, c.id, frame)));
+  for (const step of lane.steps) {
+    if (step.kind === 'replay') {
+      const connection = byId.get(step.connection.id);
+      if (!connection || connection.afterSeq === undefined) continue;
+      const through = await replay(endpoint, lane.owner, connection);
+      if (through === undefined) byId.delete(connection.id);
+      else connection.throughSeq = through;
+      continue;
+    }
+    const targets = [...byId.values()].filter((c) => wants(c, step.seq));
+    if (targets.length === 0) continue;
+    const frame = JSON.stringify(step.event);
+    const alive = await Promise.all(targets.map((c) => postFrame(endpoint, lane.owner, c.id, frame)));
     sent += alive.filter(Boolean).length;
-    open = open.filter((_, i) => alive[i]);
+    targets.forEach((c, i) => alive[i] || byId.delete(c.id));
   }
   return sent;
 }
@@ -102,41 +146,24 @@ async function closeRevoked(endpoint: string, owner: Owner, connection: Connecti
   await deleteConnection(owner, connection.id).catch(() => undefined);
 }
 
-/** One user's events of a batch, in their order. */
-interface Lane {
-  owner: Owner;
-  events: UserEvent[];
-}
-
 /**
- * Posts a batch's events: grouped by user (each user's in their order),
- * USERS_AT_ONCE users at a time, so a user with many connections or a
- * large group's fan-out shares the function with everyone else's frames.
- * Answers the number of frames sent.
+ * Runs a batch's lanes, USERS_AT_ONCE users at a time, so a user with many
+ * connections or a large group's fan-out shares the function with
+ * everyone else's frames. Answers the number of frames sent.
  */
-export async function pushEvents(endpoint: string, events: UserEvent[], connections = new BatchConnections()): Promise<number> {
-  const byUser = new Map<string, Lane>();
-  for (const e of events) {
-    const key = ownerKey(e.owner);
-    let lane = byUser.get(key);
-    if (!lane) byUser.set(key, (lane = { owner: e.owner, events: [] }));
-    lane.events.push(e);
-  }
-  const lanes = [...byUser.values()];
+export async function pushLanes(endpoint: string, lanes: Lane[]): Promise<number> {
   // The tokens the connections were opened with, once per batch: a revoked one's connections get nothing more.
-  // (A group edit names up to 1,000 users: their connections are read USERS_AT_ONCE at a time.)
   const open = new Map<Lane, Connection[]>();
-  await inParallel(lanes, USERS_AT_ONCE, async (lane) => void open.set(lane, await connections.of(lane.owner)));
+  await inParallel(lanes, USERS_AT_ONCE, async (lane) => void open.set(lane, await userConnections(lane.owner)));
   const revoked = await revokedTokens([...open.values()].flat().map((c) => c.tokenHash));
   let sent = 0;
   await inParallel(lanes, USERS_AT_ONCE, async (lane) => {
     try {
       const own = open.get(lane)!;
       await Promise.all(own.filter((c) => revoked.has(c.tokenHash)).map((c) => closeRevoked(endpoint, lane.owner, c)));
-      sent += await pushToUser(
+      sent += await runLane(
         endpoint,
-        lane.owner,
-        lane.events,
+        lane,
         own.filter((c) => !revoked.has(c.tokenHash)),
       );
     } catch (error) {

@@ -148,25 +148,6 @@ async function threadMessageEvents(change: Change, reads: BatchReads): Promise<U
   );
 }
 
-/**
- * Whose connections a change's events can go to, when the key tells it
- * without a read: a conversation's owner, an entry's participant (and its
- * sender, who hears of reads). Undefined: not known before reading (an edit
- * of a thread's message goes to every participant).
- */
-export function audienceOf(change: Change): Owner[] | undefined {
-  const image = change.newImage ?? change.oldImage;
-  if (!image) return [];
-  const conversation = keys.conversation.parse(change);
-  if (conversation && image.type === 'conversation') return [{ accountId: conversation.acct, contactId: conversation.user }];
-  const entry = keys.message.parse(change);
-  if (entry && image.type === 'message_entry') {
-    const owner = { accountId: entry.acct, contactId: entry.user };
-    return change.eventName === 'MODIFY' ? [owner, { accountId: entry.acct, contactId: String(image.contact_id) }] : [owner];
-  }
-  return undefined;
-}
-
 /** The events of one committed change in its users' views (none for most items). */
 export async function userEventsOf(change: Change, reads: BatchReads = batchReads()): Promise<UserEvent[]> {
   const image = change.newImage ?? change.oldImage;

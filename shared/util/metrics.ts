@@ -40,6 +40,11 @@ export const METRIC = {
   webhookEventsFailed: { name: 'WebhookEventsFailed', unit: 'Count' },
   /** The realtime authorizer could not look a token up (a refused token is not counted: it fails by design). */
   realtimeAuthorizerFailures: { name: 'RealtimeAuthorizerFailures', unit: 'Count' },
+  /**
+   * Either of the two above (an event given up, a failed token lookup): the one metric their alarm reads, since
+   * each metric an alarm reads is billed. Their own metrics and ERROR lines tell which it was.
+   */
+  attentionNeeded: { name: 'AttentionNeeded', unit: 'Count' },
 } as const satisfies Record<string, { name: string; unit: MetricUnit }>;
 
 export type MetricName = keyof typeof METRIC;

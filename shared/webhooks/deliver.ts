@@ -114,11 +114,13 @@ export async function deliver(job: DeliveryJob): Promise<Outcome> {
   if (timestamp - failingSince >= DISABLE_AFTER_SECONDS) {
     await disableWebhook(w, `every attempt failed for ${Math.round((timestamp - failingSince) / 3600)} hours`);
     countMetric('webhookEventsFailed');
+    countMetric('attentionNeeded');
     logger.error('webhook endpoint disabled after failing for 3 days', { webhook_id: w.id, account_id: w.account_id });
     return 'failed';
   }
   if (outcome === 'failed') {
     countMetric('webhookEventsFailed');
+    countMetric('attentionNeeded');
     logger.error('webhook event given up after its last attempt', { webhook_id: w.id, event_id: job.event.id, attempts: job.attempt });
     return outcome;
   }

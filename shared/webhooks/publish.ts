@@ -1,16 +1,16 @@
 import { accountWebhooks, type Webhook } from '#shared/data/webhooks';
 import { queueUrlEnv } from '#shared/queues';
 import { requireQueue, sendJsonBatch } from '#shared/util/sqs';
-import { accountEventsOf } from '#shared/stream/account';
+import { eventOf, type FeedEvent } from '#shared/data/events';
+import { keys } from '#shared/db/keys';
 import type { Change } from '#shared/stream/change';
-import type { StreamEvent } from '#shared/stream/event';
 
 /** A delivery job: one event for one endpoint, and which attempt comes next. */
 export interface DeliveryJob {
   webhook_id: string;
   account_id: string;
   /** What the endpoint receives: the body of the POST. */
-  event: StreamEvent;
+  event: FeedEvent;
   attempt: number;
   /** First attempt's time, ms (absent before the first): the retry schedule counts from it. */
   first_ms?: number;
@@ -18,23 +18,24 @@ export interface DeliveryJob {
   not_before_ms?: number;
 }
 
-export const subscribed = (w: Webhook, event: StreamEvent) =>
-  w.disabled_at === null && (w.events === null || w.events.includes(event.type));
+export const subscribed = (w: Webhook, event: FeedEvent) =>
+  w.disabled_at === null && (w.events === null || (w.events as readonly string[]).includes(event.type));
 
 /**
- * The delivery jobs of one change: its events, each for every enabled
- * endpoint of the event's account subscribed to its type. `endpoints`
- * caches each account's endpoints for the rest of the batch.
+ * The delivery jobs of one change: an event appended to the account's feed
+ * (shared/events/record.ts), for every enabled endpoint of the account
+ * subscribed to its type. A webhook's body is the very object the account's
+ * feed lists, its id included. `endpoints` caches each account's endpoints
+ * for the rest of the batch.
  */
 export async function jobsOf(change: Change, endpoints: Map<string, Promise<Webhook[]>>): Promise<DeliveryJob[]> {
-  const events = await accountEventsOf(change);
-  const jobs: DeliveryJob[] = [];
-  for (const { accountId, event } of events) {
-    let hooks = endpoints.get(accountId);
-    if (!hooks) endpoints.set(accountId, (hooks = accountWebhooks(accountId)));
-    for (const w of await hooks) if (subscribed(w, event)) jobs.push({ webhook_id: w.id, account_id: accountId, event, attempt: 1 });
-  }
-  return jobs;
+  const at = keys.accountEvent.parse(change);
+  if (!at || change.eventName !== 'INSERT' || !change.newImage) return [];
+  const accountId = at.acct;
+  const event = eventOf(change.newImage);
+  let hooks = endpoints.get(accountId);
+  if (!hooks) endpoints.set(accountId, (hooks = accountWebhooks(accountId)));
+  return (await hooks).filter((w) => subscribed(w, event)).map((w) => ({ webhook_id: w.id, account_id: accountId, event, attempt: 1 }));
 }
 
 export const webhooksQueueUrl = () => requireQueue(process.env[queueUrlEnv('webhooks')], 'the webhooks queue');

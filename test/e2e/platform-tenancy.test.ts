@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { feedPartition } from '#shared/data/events';
 import { createSecretKey } from '#shared/data/secret-keys';
+import { feedEventId } from '#shared/data/event-ids';
 import { aTenant, anotherUserOf, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -107,6 +109,27 @@ describe.each(transports())('platform tenancy over %s', (transport) => {
     expect(group.status).toBe(404);
     const webhook = await api.call('POST', '/v1/webhook_endpoints', { token: intruder.token, form: { url: 'http://127.0.0.1:9/x' } });
     expect(webhook.status).toBe(201);
+  });
+});
+
+describe.each(transports())('events feed tenancy over %s', (transport) => {
+  it("takes no cursor of another account's feed, or of another user's, and lists only the caller's own events", async () => {
+    const api = await apiClient('messaging', transport);
+    // Given the owner's account feed and bob's feed, each with an event numbered 1
+    const owner = await aTenant();
+    const intruder = { token: (await createSecretKey((await aTenant()).accountId)).secret_key };
+    const dave = await anotherUserOf(owner);
+    const accountCursor = feedEventId(feedPartition({ accountId: owner.accountId }), 1, Date.now());
+    const bobCursor = feedEventId(feedPartition({ accountId: owner.accountId, contactId: owner.contactIds.bob! }), 1, Date.now());
+    // When another account's backend, or another user of the owner's account, reads on from them
+    const fromAccount = await api.call('GET', `/v1/events?after=${accountCursor}`, { token: intruder.token });
+    const fromBob = await api.call('GET', `/v1/events?after=${bobCursor}`, { token: dave.token });
+    const fromAccountAsUser = await api.call('GET', `/v1/events?after=${accountCursor}`, { token: dave.token });
+    // Then each is no event of the caller's own feed: 400 on `after`, nothing leaked
+    for (const res of [fromAccount, fromBob, fromAccountAsUser]) expect([res.status, res.body.error?.param]).toEqual([400, 'after']);
+    // And from the start, each reads its own (empty) feed
+    expect((await api.call('GET', '/v1/events', { token: intruder.token })).body).toEqual({ has_more: false, data: [] });
+    await api.close();
   });
 });
 

@@ -77,6 +77,7 @@ const BUDGETS: Record<string, Budget> = {
   'DELETE /v1/webhook_endpoints/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.DeleteItem': 1 },
   'POST /v1/webhook_endpoints/{id}/rotate_secret': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 1 },
   'GET /v1/account': { 'DynamoDB.GetItem': 2 },
+  'GET /v1/events': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1 },
   'GET /api/v1/account': { 'DynamoDB.GetItem': 2 },
   'POST /api/v1/emails': {
     'DynamoDB.GetItem': 2,
@@ -266,6 +267,7 @@ describe('round trips per request (in-process, so every call is seen)', () => {
     );
     await withinBudget('DELETE /v1/webhook_endpoints/{id}', () => messaging.call('DELETE', `/v1/webhook_endpoints/${whk}`, as));
     await withinBudget('GET /v1/account', () => messaging.call('GET', '/v1/account', as));
+    await withinBudget('GET /v1/events', () => messaging.call('GET', '/v1/events', as));
     await withinBudget('GET /api/v1/account', () => email.call('GET', '/api/v1/account', as));
   });
 

@@ -282,32 +282,39 @@ describe('webhooks', () => {
     expect(theirs.map((r) => r.event.user)).toEqual([other.contactIds.alice]);
   }, 60_000);
 
-  it('gives a change the same event id when its stream batch is delivered again', async () => {
-    // Given a change the stream delivered (a conversation created)
+  it("appends a change's events once, and sends them with the same id, when a stream batch is delivered again", async () => {
+    // Given a change the stream delivered (a conversation created), and the batches its consumers were handed
     const t = await aTenant();
     const { secret } = await subscribe(t, '/again', 'conversation.created');
-    const captured: unknown[] = [];
+    const captured: { handler: string; event: unknown }[] = [];
     const capture = startStreams(process.env as Record<string, string>, {
       from: 'trim_horizon',
-      run: async (_fn, event) => {
-        captured.push(event);
+      run: async (fn, event) => {
+        captured.push({ handler: fn.handler, event });
         return { batchItemFailures: [] };
       },
     });
     await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.carol! } });
     const [first] = await arrived('/again', 'conversation.created');
     // (the capturing reader starts at the oldest record of the shared table's stream: it may take a while to reach ours)
-    const ours = (event: unknown) =>
-      (event as { Records: { dynamodb: { Keys: { pk: { S: string } } } }[] }).Records.some((r) =>
-        r.dynamodb.Keys.pk.S.startsWith(`ACC#${t.accountId}#USER#`),
+    const ours = (prefix: string) => (batch: { event: unknown }) =>
+      (batch.event as { Records: { dynamodb: { Keys: { pk: { S: string } } } }[] }).Records.some((r) =>
+        r.dynamodb.Keys.pk.S.startsWith(`ACC#${t.accountId}#${prefix}`),
       );
-    await eventually(async () => captured.some(ours), 45_000);
+    const feedBatches = () => captured.filter((b) => b.handler === 'workers/event-feed').filter(ours('USER#'));
+    const webhookBatches = () => captured.filter((b) => b.handler === 'workers/webhook-events').filter(ours('EVENTS'));
+    await eventually(async () => feedBatches().length > 0 && webhookBatches().length > 0, 45_000);
     await capture.stop();
-    // When the batch holding it is handed to the consumer again (as Lambda does after a failure)
-    const mine = captured.filter(ours);
-    expect(mine.length).toBeGreaterThan(0);
-    for (const event of mine) await invoke('workers/webhook-events', event);
-    // Then the redelivered event carries the id of the first
+    // When the feed writer is handed its batch again (as Lambda does after a failure)
+    for (const { event } of feedBatches()) await invoke('workers/event-feed', event);
+    // Then the account's feed holds the conversation's event once
+    const feed = await messaging.call('GET', '/v1/events', { token: t.secretKey });
+    const opened = feed.body.data.filter((e: { type: string }) => e.type === 'conversation.created');
+    expect(opened).toHaveLength(1);
+    expect(opened[0].id).toBe(first!.event.id);
+    // When the webhook consumer is handed its batch again
+    for (const { event } of webhookBatches()) await invoke('workers/webhook-events', event);
+    // Then the receiver gets the event again with the same id: the feed's
     const all = await arrived('/again', 'conversation.created', 2);
     expect(new Set(all.map((r) => r.event.id))).toEqual(new Set([first!.event.id]));
     for (const r of all) expect(verify(secret, r)).toEqual(r.event);

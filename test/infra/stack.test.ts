@@ -852,12 +852,30 @@ describe('the realtime WebSocket API', () => {
     expect(JSON.stringify(envOf(consumer).REALTIME_ENDPOINT)).toContain(apiId);
   });
 
-  it('spreads the realtime consumer over concurrent batches per shard and filters it to conversations, messages and entries', () => {
+  it("spreads the realtime consumer over concurrent batches per shard and filters it to users' events and connections", () => {
     const [consumer, fn] = [...stack.streamFunctions].find(([c]) => c.realtime)!;
     const mapping = Object.values(resources('AWS::Lambda::EventSourceMapping')).find(
       (m) => m.Properties.FunctionName.Ref === logicalId(fn),
     )!;
     expect(mapping.Properties.ParallelizationFactor).toBe(consumer.parallelization);
-    expect(consumer.sortKeys).toEqual({ exact: ['CONV'], prefix: ['MSG#', '#MSG#'] });
+    expect(consumer.sortKeys).toEqual({ exact: [], prefix: ['EVT#', 'CONN#'] });
+    expect(JSON.parse(mapping.Properties.FilterCriteria.Filters[0].Pattern)).toEqual({
+      dynamodb: { Keys: { sk: { S: [{ prefix: 'EVT#' }, { prefix: 'CONN#' }] } } },
+    });
+  });
+
+  it("runs the events feeds' writer one batch per shard, on the items whose changes are events, and webhooks on the account's appends", () => {
+    const mappingOf = (name: string) => {
+      const fn = [...stack.streamFunctions].find(([c]) => c.name === name)![1];
+      return Object.values(resources('AWS::Lambda::EventSourceMapping')).find((m) => m.Properties.FunctionName.Ref === logicalId(fn))!;
+    };
+    const feed = mappingOf('event-feed');
+    expect(feed.Properties.ParallelizationFactor ?? 1).toBe(1);
+    expect(JSON.parse(feed.Properties.FilterCriteria.Filters[0].Pattern)).toEqual({
+      dynamodb: { Keys: { sk: { S: ['CONV', 'LIST', { prefix: 'MSG#' }, { prefix: '#MSG#' }] } } },
+    });
+    expect(JSON.parse(mappingOf('webhook-events').Properties.FilterCriteria.Filters[0].Pattern)).toEqual({
+      dynamodb: { Keys: { sk: { S: [{ prefix: 'AEVT#' }] } } },
+    });
   });
 });

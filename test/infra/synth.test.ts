@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { feedPartition } from '#shared/data/events';
 import { db, tableName } from '#shared/db/client';
+import { query } from '#shared/db/items';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queues, deadLetterUrlEnv, queueUrlEnv, type QueueDefinition } from '#shared/queues';
 import { routes, type QueueName } from '#shared/routes';
@@ -212,6 +214,7 @@ describe('cdk synth', () => {
       await ok('POST', `/v1/webhook_endpoints/${hook.id}/rotate_secret`, {});
       await ok('DELETE', `/v1/webhook_endpoints/${hook.id}`);
       expect((await ok('GET', '/v1/account')).id).toBe(t.accountId);
+      expect(await ok('GET', '/v1/events')).toMatchObject({ has_more: false });
       expect((await email.call('GET', '/api/v1/account', as)).body.id).toBe(t.accountId);
       // A user token is refused by the bundle of a platform route
       expect((await messaging.call('GET', '/v1/contacts', { token: t.token })).status).toBe(403);
@@ -273,16 +276,29 @@ describe('cdk synth', () => {
       };
     };
 
-    it('run the change-stream consumer and the webhook worker', async () => {
-      // A committed change of an event item (a new conversation), as the stream hands it to the consumer
+    /** The stream record of the newest event of a feed (a user's, or the account's), as its consumer is handed it. */
+    const lastEventRecord = async (feed: { accountId: string; contactId?: string }, sequenceNumber: string) => {
+      const [item] = await query(
+        { partition: feedPartition(feed), sort: ['begins_with', feed.contactId ? 'EVT#' : 'AEVT#'], forward: false },
+        1,
+      );
+      return insertRecord({ pk: String(item!.pk), sk: String(item!.sk) }, sequenceNumber);
+    };
+
+    it('run the change-stream consumers (the events feeds, webhooks) and the webhook worker', async () => {
+      // A committed change of an event item (a new conversation), as the stream hands it to the feed writer
       const t = await aTenant();
       const conversation = await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } });
       const record = await insertRecord(
         { pk: `ACC#${t.accountId}#USER#${t.contactIds.alice}#CONV#${conversation.body.id}`, sk: 'CONV' },
         '1',
       );
+      await expect(invoke({ handler: 'workers/event-feed' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
+      // Its event appended to the account's feed, as the stream hands it to the webhook consumer
+      const appended = await lastEventRecord({ accountId: t.accountId }, '2');
+      expect(JSON.parse(String(appended.dynamodb.NewImage.body?.S))).toMatchObject({ type: 'conversation.created' });
       // The account has no endpoint: consumed, nothing to send
-      await expect(invoke({ handler: 'workers/webhook-events' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
+      await expect(invoke({ handler: 'workers/webhook-events' }, { Records: [appended] }, 60)).resolves.toEqual({ batchItemFailures: [] });
       // A job for an endpoint that no longer exists is dropped by the worker
       const job = {
         webhook_id: 'whk_01JD0000000000000000000000',
@@ -310,13 +326,15 @@ describe('cdk synth', () => {
         token: t.token,
         form: { conversation_id: conversation.body.id, message: 'hi' },
       });
-      // When the stream hands the consumer bob's entry of it
+      // When the stream hands the feed writer bob's entry of it, and the realtime consumer the event appended to bob's feed
       const bobConversation = (await messaging.call('GET', '/v1/conversations', { token: t.token2 })).body.data[0].id;
       const record = await insertRecord(
         { pk: `ACC#${t.accountId}#USER#${t.contactIds.bob}#CONV#${bobConversation}`, sk: `#MSG#${sent.body.id}` },
-        '2',
+        '3',
       );
-      await expect(invoke({ handler: 'workers/realtime-events' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
+      await expect(invoke({ handler: 'workers/event-feed' }, { Records: [record] }, 60)).resolves.toEqual({ batchItemFailures: [] });
+      const appended = await lastEventRecord({ accountId: t.accountId, contactId: t.contactIds.bob! }, '4');
+      await expect(invoke({ handler: 'workers/realtime-events' }, { Records: [appended] }, 60)).resolves.toEqual({ batchItemFailures: [] });
       // Then bob's socket gets the frame, and his closing it runs $disconnect
       await eventually(async () => frames.some((f) => f.type === 'message.created' && f.data.object.id === sent.body.id));
       socket.close();

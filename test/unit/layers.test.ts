@@ -55,14 +55,15 @@ describe('layers point one way: handlers → http → domain → data → db', (
     expect(
       offenders(
         ['shared/data', 'shared/db'],
-        (i) => /^#shared\/(email|messaging|platform|http|jobs|purge|stream|realtime|webhooks)\b/.test(i.from) && !i.typeOnly,
+        (i) => /^#shared\/(email|messaging|platform|http|jobs|purge|stream|events|realtime|webhooks)\b/.test(i.from) && !i.typeOnly,
       ),
     ).toEqual([]);
   });
 
   it("keeps the change stream's consumers apart: each imports the stream, none another consumer", () => {
-    // Given the stream (shared/stream) and its consumers, webhooks and realtime, with their stream workers
+    // Given the stream (shared/stream) and its consumers, the events feeds' writer, webhooks and realtime, with their stream workers
     const consumers = {
+      events: ['shared/events', 'functions/workers/event-feed.ts'],
       webhooks: ['shared/webhooks', 'functions/workers/webhook-events.ts', 'functions/workers/deliver-webhooks.ts'],
       realtime: ['shared/realtime', 'functions/workers/realtime-events.ts'],
     };
@@ -74,12 +75,14 @@ describe('layers point one way: handlers → http → domain → data → db', (
           .map((i) => `${file} -> ${i.from}`),
       );
     // Then neither consumer imports the other, and the stream imports neither
-    expect(importing(consumers.webhooks, /^#shared\/realtime\//)).toEqual([]);
-    expect(importing(consumers.realtime, /^#shared\/webhooks\//)).toEqual([]);
-    expect(importing(['shared/stream'], /^#shared\/(webhooks|realtime)\//)).toEqual([]);
+    expect(importing(consumers.webhooks, /^#shared\/(realtime|events)\//)).toEqual([]);
+    expect(importing(consumers.realtime, /^#shared\/(webhooks|events)\//)).toEqual([]);
+    expect(importing(consumers.events, /^#shared\/(webhooks|realtime)\//)).toEqual([]);
+    expect(importing(['shared/stream'], /^#shared\/(webhooks|realtime|events)\//)).toEqual([]);
     // And both read the stream through it (a check that reads nothing cannot fail)
     expect(importing(['functions/workers/realtime-events.ts'], /^#shared\/stream\//)).not.toEqual([]);
     expect(importing(['shared/webhooks'], /^#shared\/stream\//)).not.toEqual([]);
+    expect(importing(['shared/events'], /^#shared\/stream\//)).not.toEqual([]);
   });
 
   it('keeps handlers out of shared code', () => {

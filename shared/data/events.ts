@@ -1,0 +1,137 @@
+import { condition } from '#shared/db/expression';
+import { getItem, putItem, query, unlessConditionFails, type Item } from '#shared/db/items';
+import { keys } from '#shared/db/keys';
+import { feedEventId, MAX_SEQ } from '#shared/data/event-ids';
+import { retentionDays } from '#shared/data/event-retention';
+
+/**
+ * A feed of events: a user's (their views: the realtime frames) or the
+ * account's (the webhooks' bodies). Each event is one item numbered from 1
+ * without a gap: an event is appended at the number after the last one, on
+ * the condition that nobody took that number, so a reader that has seen
+ * number n has seen every event before it.
+ */
+export type Feed = { accountId: string; contactId?: string };
+
+/** An event as the feed keeps it: `id` is its place in the feed (shared/events/ids.ts). */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  created_at: number;
+  [field: string]: unknown;
+}
+
+/** An event to append: `fromChange` names it by the change it came from, the same when the stream hands that change over again. */
+export interface NewEvent {
+  fromChange: string;
+  createdMs: number;
+  event: Omit<FeedEvent, 'id'>;
+}
+
+const spec = (feed: Feed) =>
+  feed.contactId === undefined
+    ? { template: keys.accountEvent, values: { acct: feed.accountId } }
+    : { template: keys.userEvent, values: { acct: feed.accountId, user: feed.contactId } };
+
+export const feedPartition = (feed: Feed) => {
+  const { template, values } = spec(feed);
+  return template.partition(values as never);
+};
+
+const eventKey = (feed: Feed, seq: number) => {
+  const { template, values } = spec(feed);
+  return template.key({ ...values, seq } as never);
+};
+
+const seqOf = (item: Item) => Number(String(item.sk).slice(String(item.sk).indexOf('#') + 1));
+
+/**
+ * An append is skipped when its change's event is among the feed's last
+ * ones: as many as are being appended, and TAIL more. A batch handed over
+ * again after a failure (part of it appended, in order) comes back within
+ * moments, long before other writers add this many.
+ */
+const TAIL = 10;
+const MAX_TAIL = 250;
+/** Appends that lost the next number to another writer: each reads the tail again. */
+const MAX_ATTEMPTS = 8;
+
+async function tailOf(feed: Feed, appending = 0): Promise<{ head: number; seen: Set<string> }> {
+  const { template } = spec(feed);
+  const items = await query(
+    { partition: feedPartition(feed), sort: ['begins_with', template.skPrefix], forward: false, projection: 'sk, from_change' },
+    Math.min(appending + TAIL, MAX_TAIL),
+    1,
+  );
+  return { head: items[0] ? seqOf(items[0]) : 0, seen: new Set(items.map((item) => String(item.from_change))) };
+}
+
+/**
+ * Appends events to one feed in their order; answers them with their ids.
+ * Writers of one feed (a user's events come from several changes at once)
+ * race for each number: the loser reads the tail again and carries on.
+ */
+export async function appendEvents(feed: Feed, events: NewEvent[]): Promise<FeedEvent[]> {
+  const partition = feedPartition(feed);
+  const appended: FeedEvent[] = [];
+  let pending = events;
+  for (let attempt = 1; pending.length > 0; attempt++) {
+    if (attempt > MAX_ATTEMPTS) throw new Error(`feed ${partition}: no free number after ${MAX_ATTEMPTS} attempts`);
+    const { head, seen } = await tailOf(feed, pending.length);
+    pending = pending.filter((e) => !seen.has(e.fromChange));
+    let seq = head;
+    while (pending.length > 0) {
+      const next = pending[0]!;
+      if (++seq > MAX_SEQ) throw new Error(`feed ${partition} is full`);
+      const event = { id: feedEventId(partition, seq, next.createdMs), ...next.event } as FeedEvent;
+      const item = {
+        ...eventKey(feed, seq),
+        type: 'event',
+        from_change: next.fromChange,
+        body: JSON.stringify(event),
+        expires_at: Math.floor(next.createdMs / 1000) + retentionDays() * 86_400,
+      };
+      const took = await unlessConditionFails(putItem(item, condition`attribute_not_exists(pk)`).then(() => true));
+      if (!took) break;
+      appended.push(event);
+      pending = pending.slice(1);
+    }
+    if (pending.length > 0) await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+  }
+  return appended;
+}
+
+/** The event a feed item holds (a stream image or a read). */
+export const eventOf = (item: Item): FeedEvent => JSON.parse(String(item.body)) as FeedEvent;
+
+/** Whether the feed has an event numbered `seq` (read strongly consistent). */
+export const hasEvent = async (feed: Feed, seq: number) => (await getItem(eventKey(feed, seq), true)) !== undefined;
+
+export interface EventsPage {
+  events: FeedEvent[];
+  hasMore: boolean;
+  /** The number of the page's last event (`after` for an empty page). */
+  lastSeq: number;
+  /** Whether the event numbered `after` is there (always, for 0): a cursor that names none is no cursor of this feed. */
+  afterFound: boolean;
+}
+
+/**
+ * Up to `limit` events after number `after`, oldest first, and whether
+ * more follow: one Query, which reads the `after` event too, to tell
+ * whether it exists. Events past their retention that DynamoDB's TTL has
+ * not removed yet are left out.
+ */
+export async function eventsAfter(feed: Feed, after: number, limit: number): Promise<EventsPage> {
+  const { skPrefix } = spec(feed).template;
+  const low = eventKey(feed, Math.max(after, 1)).sk;
+  const items = await query({ partition: feedPartition(feed), sort: ['between', low, `${skPrefix}~`] }, limit + 2, 1);
+  const afterFound = after === 0 || (items[0] !== undefined && seqOf(items[0]) === after);
+  const now = Date.now() / 1000;
+  const live = items.filter((item) => seqOf(item) > after && Number(item.expires_at) > now);
+  const page = live.slice(0, limit);
+  return { events: page.map(eventOf), hasMore: live.length > limit, lastSeq: page.length ? seqOf(page.at(-1)!) : after, afterFound };
+}
+
+/** The number of the feed's last event (0 when it has none). */
+export const feedHead = async (feed: Feed) => (await tailOf(feed)).head;

@@ -1,0 +1,56 @@
+import { appendEvents, type Feed, type NewEvent } from '#shared/data/events';
+import { accountEventsOf } from '#shared/stream/account';
+import type { Change } from '#shared/stream/change';
+import { batchReads, userEventsOf } from '#shared/stream/users';
+import { inParallel } from '#shared/util/parallel';
+
+/** Changes turned into events at once (each reads a little: the message, a conversation id). */
+const CHANGES_AT_ONCE = 8;
+/** Feeds appended to at once: each feed's appends are in order, one after the other. */
+const FEEDS_AT_ONCE = 16;
+
+interface Pending {
+  feed: Feed;
+  events: NewEvent[];
+}
+
+/** What is appended: the event without the id the change gave it, which names it instead (a batch handed over again appends nothing twice). */
+const toAppend = ({ id, ...event }: { id: string; type: string; created_at: number }, createdMs: number): NewEvent => ({
+  fromChange: id,
+  createdMs,
+  event,
+});
+
+/**
+ * The events feeds' writer, a consumer of the change stream: each change's
+ * events in the account's view go to the account's feed (what webhooks
+ * deliver), in each user's view to that user's feed (what their WebSockets
+ * carry). Within a feed, events are appended in the order of the changes'
+ * commit times.
+ */
+export async function recordEvents(changes: (Change | undefined)[]): Promise<number> {
+  const reads = batchReads();
+  const perChange: { feed: Feed; event: NewEvent }[][] = Array.from({ length: changes.length }, () => []);
+  await inParallel(changes, CHANGES_AT_ONCE, async (change, i) => {
+    if (!change) return;
+    const [forAccount, forUsers] = await Promise.all([accountEventsOf(change), userEventsOf(change, reads)]);
+    perChange[i] = [
+      ...forAccount.map((e) => ({ feed: { accountId: e.accountId }, event: toAppend(e.event, change.createdMs) })),
+      ...forUsers.map((e) => ({ feed: e.owner, event: toAppend(e.event, change.createdMs) })),
+    ];
+  });
+  const byFeed = new Map<string, Pending>();
+  for (const { feed, event } of perChange.flat()) {
+    const key = `${feed.accountId}|${feed.contactId ?? ''}`;
+    let pending = byFeed.get(key);
+    if (!pending) byFeed.set(key, (pending = { feed, events: [] }));
+    pending.events.push(event);
+  }
+  let appended = 0;
+  await inParallel([...byFeed.values()], FEEDS_AT_ONCE, async ({ feed, events }) => {
+    // Stable: events of one change keep their order.
+    events.sort((a, b) => a.createdMs - b.createdMs);
+    appended += (await appendEvents(feed, events)).length;
+  });
+  return appended;
+}
