@@ -29,7 +29,7 @@ export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<
     if (appended)
       laneOf(appended.acct, appended.user).steps.push({ kind: 'event', seq: Number(appended.seq), event: eventOf(change.newImage) });
     const opened = keys.connection.parse(change);
-    if (opened && typeof change.newImage.after_seq === 'number')
+    if (opened && (typeof change.newImage.after_seq === 'number' || change.newImage.cursor_problem !== undefined))
       laneOf(opened.acct, opened.user).steps.push({ kind: 'replay', connection: toConnection(change.newImage) });
   }
   await pushLanes(endpoint, [...lanes.values()]);

@@ -27,7 +27,14 @@ export interface Connection {
   afterSeq?: number;
   /** Once the events after `afterSeq` were replayed: the number of the last one sent; live frames start after it. */
   throughSeq?: number;
+  /** Opened with an `after=` that is no event of the user's feed, or one past the retention: told so, then closed. */
+  cursorProblem?: CursorProblem;
 }
+
+export type CursorProblem = 'invalid' | 'expired';
+
+/** Where a connection resumes: after an event of the user's feed, or nowhere (a cursor it was told is bad). */
+export type Resume = { afterSeq?: number; cursorProblem?: CursorProblem };
 
 const connectionKey = (owner: Owner, connectionId: string) => keys.connection.key({ ...ownerValues(owner), connection: connectionId });
 
@@ -35,7 +42,7 @@ export async function putConnection(
   owner: Owner,
   connectionId: string,
   tokenHash: string,
-  afterSeq?: number,
+  resume: Resume = {},
   now = nowSeconds(),
 ): Promise<void> {
   await putItem({
@@ -43,7 +50,8 @@ export async function putConnection(
     type: 'connection',
     connection_id: connectionId,
     token_hash: tokenHash,
-    ...(afterSeq === undefined ? {} : { after_seq: afterSeq }),
+    ...(resume.afterSeq === undefined ? {} : { after_seq: resume.afterSeq }),
+    ...(resume.cursorProblem === undefined ? {} : { cursor_problem: resume.cursorProblem }),
     connected_at: now,
     expires_at: now + CONNECTION_TTL_SECONDS,
   });
@@ -90,6 +98,7 @@ export function toConnection(item: Item): Connection {
     tokenHash: String(item.token_hash ?? ''),
     ...(typeof item.after_seq === 'number' ? { afterSeq: item.after_seq } : {}),
     ...(typeof item.through_seq === 'number' ? { throughSeq: item.through_seq } : {}),
+    ...(item.cursor_problem === 'invalid' || item.cursor_problem === 'expired' ? { cursorProblem: item.cursor_problem } : {}),
   };
 }
 

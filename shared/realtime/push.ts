@@ -115,7 +115,27 @@ async function replay(endpoint: string, owner: Owner, connection: Connection): P
 
 /** Whether the live event numbered `seq` goes to the connection: one opened with `?after=` gets only what its replay did not send. */
 const wants = (connection: Connection, seq: number) =>
-  connection.afterSeq === undefined || (connection.throughSeq !== undefined && seq > connection.throughSeq);
+  connection.cursorProblem === undefined &&
+  (connection.afterSeq === undefined || (connection.throughSeq !== undefined && seq > connection.throughSeq));
+
+const CURSOR_ERRORS = {
+  invalid: {
+    code: 'parameter_invalid',
+    message: 'No such event in your feed: connect without `after`, or with the id of an event you received',
+  },
+  expired: {
+    code: 'cursor_expired',
+    message: 'That event is older than the events kept: read the state you need, then connect without `after`',
+  },
+} as const;
+
+/** A connection opened with a bad `after=`: one error frame saying why, then closed (the client starts over). */
+async function refuseCursor(endpoint: string, owner: Owner, connection: Connection): Promise<void> {
+  const { code, message } = CURSOR_ERRORS[connection.cursorProblem!];
+  const frame = { type: 'error', error: { type: 'invalid_request_error', code, message, param: 'after' } };
+  await postOnceOpen(endpoint, owner, connection.id, JSON.stringify(frame));
+  await closeConnection(endpoint, connection.id);
+}
 
 /** One user's lane in order: replays of their new connections, and each new event to every open connection that wants it. */
 async function runLane(endpoint: string, lane: Lane, open: Connection[]): Promise<number> {
@@ -124,7 +144,13 @@ async function runLane(endpoint: string, lane: Lane, open: Connection[]): Promis
   for (const step of lane.steps) {
     if (step.kind === 'replay') {
       const connection = byId.get(step.connection.id);
-      if (!connection || connection.afterSeq === undefined) continue;
+      if (!connection) continue;
+      if (connection.cursorProblem) {
+        await refuseCursor(endpoint, lane.owner, connection);
+        byId.delete(connection.id);
+        continue;
+      }
+      if (connection.afterSeq === undefined) continue;
       const through = await replay(endpoint, lane.owner, connection);
       if (through === undefined) byId.delete(connection.id);
       else connection.throughSeq = through;

@@ -210,7 +210,7 @@ describe('realtime WebSocket', () => {
     const owner = { accountId: t.accountId, contactId: t.userContactId };
     // Given alice connected, a stale record of a connection long gone, and one just made whose handshake is not finished
     const client = await connect(t.token);
-    await putConnection(owner, 'c3RhbGVjb25uZWN0aW9u', hashToken(t.token), undefined, Math.floor(Date.now() / 1000) - 60);
+    await putConnection(owner, 'c3RhbGVjb25uZWN0aW9u', hashToken(t.token), {}, Math.floor(Date.now() / 1000) - 60);
     await putConnection(owner, 'aGFuZHNoYWtpbmc=', hashToken(t.token));
     expect(await userConnections(owner)).toHaveLength(3);
     // When a frame is posted to all three (an event of hers)
