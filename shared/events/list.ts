@@ -12,7 +12,7 @@ export const feedOf = (caller: Caller): Feed =>
 export async function listEvents(caller: Caller, query: { after?: string; limit?: number }) {
   const feed = feedOf(caller);
   const cursor = feedCursor(feed, query.after);
-  const unknown = () => invalid(`No such event in this feed: '${query.after}'`, 'after');
+  const unknown = () => invalid(`No such event in this feed: '${query.after}'`, 'after', 'invalid_cursor');
   if ('problem' in cursor) {
     if (cursor.problem === 'invalid') throw unknown();
     throw gone(

@@ -120,7 +120,7 @@ const wants = (connection: Connection, seq: number) =>
 
 const CURSOR_ERRORS = {
   invalid: {
-    code: 'parameter_invalid',
+    code: 'invalid_cursor',
     message: 'No such event in your feed: connect without `after`, or with the id of an event you received',
   },
   expired: {

@@ -171,10 +171,10 @@ describe('events feed', () => {
     const t = await aTenant();
     const partition = feedPartition({ accountId: t.accountId, contactId: t.contactIds.bob! });
     const cases: [string, number, string][] = [
-      ['nonsense', 400, 'parameter_invalid'],
-      ['evt_01JD5R9A2B3C4D5E6F7G8H9J0K', 400, 'parameter_invalid'],
+      ['nonsense', 400, 'invalid_cursor'],
+      ['evt_01JD5R9A2B3C4D5E6F7G8H9J0K', 400, 'invalid_cursor'],
       // Of bob's feed in form, but a number his feed has not reached
-      [feedEventId(partition, 1_000_000, Date.now()), 400, 'parameter_invalid'],
+      [feedEventId(partition, 1_000_000, Date.now()), 400, 'invalid_cursor'],
       // Of bob's feed, 31 days old
       [feedEventId(partition, 1, Date.now() - 31 * 86_400_000), 410, 'cursor_expired'],
     ];
@@ -188,7 +188,7 @@ describe('events feed', () => {
       });
     }
     // And the socket, opened with the same cursors, is told the same in an error frame, then closed by the server
-    expect(await cursorRefusal(t.token2, cases[2]![0])).toEqual({ code: 'parameter_invalid', param: 'after', closed: true });
+    expect(await cursorRefusal(t.token2, cases[2]![0])).toEqual({ code: 'invalid_cursor', param: 'after', closed: true });
     expect(await cursorRefusal(t.token2, cases[3]![0])).toEqual({ code: 'cursor_expired', param: 'after', closed: true });
   });
 });

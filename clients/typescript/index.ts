@@ -1,0 +1,11 @@
+export { createEmailClient, createMessagingClient } from './rest.ts';
+export type { ApiClientOptions, EmailClient, EmailPaths, MessagingClient, MessagingPaths } from './rest.ts';
+export { catchUp } from './events.ts';
+export type { CatchUpOptions } from './events.ts';
+export { connectRealtime } from './realtime.ts';
+export type { RealtimeConnection, RealtimeOptions } from './realtime.ts';
+export { ApiError, CursorExpiredError, RealtimeRefusal, apiError, unwrap } from './errors.ts';
+export type { BackoffOptions } from './backoff.ts';
+export type { WebSocketConstructor, WebSocketLike } from './web-socket.ts';
+export type { AccountEvent, ErrorBody, Event, EventList, Schemas, UserEvent } from './types.ts';
+export type { components, operations, paths } from './openapi.generated.ts';
