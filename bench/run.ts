@@ -24,6 +24,7 @@ import { costTable, type CostRow } from './cost.ts';
 import type { ThroughputResult } from './email-throughput.ts';
 import type { MailboxProbeResult } from './mailbox-probe.ts';
 import type { ProvisioningResult } from './provisioning.ts';
+import type { EventFeedResult } from './event-feed.ts';
 import { startIdealServer } from './ideal-server.ts';
 import { eventLatencyRows } from './event-latency.ts';
 import { realtimeLatencyRows } from './realtime-latency.ts';
@@ -175,6 +176,21 @@ function provisioningRows(): Row[] {
   ];
 }
 
+/** The events feeds (bench/event-feed.ts): what the feed writer consumes per message, and a reconnecting socket's replay against a bare Query loop. */
+function eventFeedRows(): Row[] {
+  const r = inOwnProcess<EventFeedResult>('bench/event-feed.ts');
+  return [
+    {
+      what: `Events feeds: what the feed writer consumes per one-to-one message (${r.messages} sent over HTTP, its PutItems of event items and the Queries of the feeds' tails)`,
+      value: `${r.eventsPerMessage.toFixed(1)} events appended, ${r.writeUnitsPerMessage.toFixed(1)} write units and ${r.readUnitsPerMessage.toFixed(1)} read units per message`,
+    },
+    {
+      what: `WebSocket resume: ${r.missed.toLocaleString('en-US')} missed events replayed to a socket opened with \`?after=\`, from the upgrade to the last frame, over a bare Query loop reading the same items (100 a page, strongly consistent)`,
+      value: `${(r.replaySeconds / r.querySeconds).toFixed(1)}× (${r.replaySeconds.toFixed(2)} s over ${r.querySeconds.toFixed(2)} s; each frame is one \`@connections\` POST)`,
+    },
+  ];
+}
+
 /** The cost of operations (bench/cost.ts), in its own process like the email lists. */
 function costs(): CostRow[] {
   return inOwnProcess<CostRow[]>('bench/cost.ts', '--json');
@@ -206,7 +222,7 @@ const cold = only === undefined || only === 'cold' ? await coldStarts() : undefi
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
   ...(only === undefined || only === 'api'
-    ? [...(await api()), ...provisioningRows(), ...(await emailLists()), ...eventLatencyRows(), ...realtimeLatencyRows()]
+    ? [...(await api()), ...provisioningRows(), ...eventFeedRows(), ...(await emailLists()), ...eventLatencyRows(), ...realtimeLatencyRows()]
     : []),
   ...(only === undefined || only === 'smtp' ? mailboxProbeRows() : []),
 ];

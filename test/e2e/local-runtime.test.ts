@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { catchUp, connectRealtime, createMessagingClient, unwrap, type UserEvent, type WebSocketConstructor } from '../../clients/typescript/index.ts';
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { standardZones } from '../steps/email-env.ts';
 import { freePort } from '../../scripts/local/ports.ts';
@@ -59,10 +60,12 @@ interface Started {
  * `npm start` in its own process group, as a terminal would run it; resolves once it prints the demo credentials.
  * By default start.ts under tsx; `viaNpm` runs the real `npm start` (npm, its shell, node).
  */
-async function startStack(args: string[] = [], options: { viaNpm?: boolean } = {}): Promise<Started> {
+async function startStack(args: string[] = [], options: { viaNpm?: boolean; ports?: Started['ports'] } = {}): Promise<Started> {
   const ports = new Set<number>();
   while (ports.size < 5) ports.add(await freePort());
-  const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort] = [...ports] as [number, number, number, number, number];
+  const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort] = options.ports
+    ? [options.ports.MESSAGING_PORT, options.ports.DYNAMODB_PORT, options.ports.SQS_PORT, options.ports.EMAIL_PORT, options.ports.REALTIME_PORT]
+    : ([...ports] as [number, number, number, number, number]);
   const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : ['npx', ['tsx', 'scripts/start.ts', ...args]];
   const proc = spawn(command, commandArgs, {
     cwd: ROOT,
@@ -612,4 +615,67 @@ describe('npm start and the admin command line', () => {
       }
     },
   );
+  it(
+    'npm start: the typed client survives a SIGKILL of the whole stack mid-stream, without a gap or a duplicate',
+    { timeout: 2 * READY_TIMEOUT_MS + 90_000 },
+    async () => {
+      // Given bob's realtime helper connected to a running stack, and alice's client
+      const before = await startStack();
+      const { DEMO_TOKEN, DEMO_TOKEN_2, MESSAGING_BASE_URL, REALTIME_URL } = before.vars as Record<string, string>;
+      const events: UserEvent[] = [];
+      const bob = connectRealtime({
+        url: REALTIME_URL!,
+        token: DEMO_TOKEN_2!,
+        WebSocket: WebSocket as unknown as WebSocketConstructor,
+        onEvent: (e) => events.push(e),
+        backoff: { initialMs: 200, maxMs: 2_000 },
+      });
+      const alice = createMessagingClient({ baseUrl: MESSAGING_BASE_URL!, token: DEMO_TOKEN! });
+      const [conversation] = unwrap(await alice.GET('/v1/conversations', {})).data;
+      const committed: string[] = [];
+      const send = async (text: string) => {
+        const { data } = await alice.POST('/v1/messages', { body: { conversation_id: conversation!.id, message: text } });
+        if (data) committed.push(data.id);
+      };
+      const created = () => events.filter((e) => e.type === 'message.created').map((e) => (e.data.object as { id: string }).id);
+      try {
+        await within(bobConnected(events, () => send('before')), 30_000, 'the first frame');
+        for (let i = 0; i < 5; i++) await send(`mid-stream ${i}`);
+        // When the whole stack is killed right after those commits, and started again on the same data and ports
+        killGroup(before.proc);
+        await before.exited;
+        const after = await startStack([], { ports: before.ports });
+        try {
+          for (let i = 0; i < 5; i++) await send(`after the restart ${i}`);
+          // Then the helper, reconnected with its last event id, has every committed message once, in order
+          await within(
+            (async () => {
+              while (!committed.every((id) => created().includes(id))) await new Promise((r) => setTimeout(r, 200));
+            })(),
+            60_000,
+            'every committed message at the helper',
+          );
+          expect(created()).toEqual(committed);
+          expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+          // And its events are the feed's, after the first it got: nothing missing, nothing twice
+          const bobs = createMessagingClient({ baseUrl: after.vars.MESSAGING_BASE_URL!, token: DEMO_TOKEN_2! });
+          const feed: UserEvent[] = [];
+          for await (const page of catchUp(bobs, { after: events[0]!.id })) feed.push(...(page.data as UserEvent[]));
+          expect(events.slice(1)).toEqual(feed.slice(0, events.length - 1));
+        } finally {
+          bob.close();
+          process.kill(-after.proc.pid!, 'SIGINT');
+          await expectStopped(after);
+        }
+      } finally {
+        bob.close();
+      }
+    },
+  );
+
+  /** Sends until the helper has delivered an event (its connection's first frames may precede the stream's start). */
+  async function bobConnected(events: UserEvent[], sendOne: () => Promise<void>) {
+    await sendOne();
+    while (!events.some((e) => e.type === 'message.created')) await new Promise((r) => setTimeout(r, 200));
+  }
 });
