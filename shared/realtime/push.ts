@@ -115,14 +115,7 @@ interface Lane {
  * Answers the number of frames sent.
  */
 export async function pushEvents(endpoint: string, events: UserEvent[], connections = new BatchConnections()): Promise<number> {
-  const byUser = new Map<string, Lane>();
-  for (const e of events) {
-    const key = ownerKey(e.owner);
-    let lane = byUser.get(key);
-    if (!lane) byUser.set(key, (lane = { owner: e.owner, events: [] }));
-    lane.events.push(e);
-  }
-  const lanes = [...byUser.values()];
+  const lanes = [...Map.groupBy(events, (e) => ownerKey(e.owner)).values()].map((own): Lane => ({ owner: own[0]!.owner, events: own }));
   // The tokens the connections were opened with, once per batch: a revoked one's connections get nothing more.
   // (A group edit names up to 1,000 users: their connections are read USERS_AT_ONCE at a time.)
   const open = new Map<Lane, Connection[]>();
