@@ -32,4 +32,10 @@ export default tseslint.config(
     files: ['shared/**', 'functions/**', 'scripts/**'],
     rules: { 'regexp/no-super-linear-move': 'error' },
   },
+  {
+    // Plain JavaScript (scripts/on-supported-node.js, which runs before any loader can) is type-checked by tsc
+    // (checkJs in tsconfig.json), which knows Node's globals; ESLint's no-undef does not, and TypeScript files skip it too.
+    files: ['**/*.js'],
+    rules: { 'no-undef': 'off' },
+  },
 );

@@ -1,9 +1,5 @@
 import { defineConfig } from 'vitest/config';
 
-// The SDK nags on every client under Node 20, the oldest Node the suite runs on (engines);
-// Lambda runs the major in .nvmrc, where it is silent.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

@@ -13,7 +13,6 @@ import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 
 process.env.LOG_LEVEL ??= 'silent';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200);
 
 export interface EventLatency {

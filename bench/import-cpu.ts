@@ -53,7 +53,7 @@ export function importCpuMs(node: string, file: string, nodeOptions: string): nu
 
 /** Runs an ES module `script` in a fresh process of `node` (pinned as above); it prints its CPU milliseconds as its last line. */
 export function scriptCpuMs(node: string, script: string, nodeOptions: string, env: Record<string, string> = {}): number {
-  const fullEnv = { ...process.env, ...env, NODE_OPTIONS: nodeOptions, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  const fullEnv = { ...process.env, ...env, NODE_OPTIONS: nodeOptions };
   const [command, ...args] = [...pinned, node, '--input-type=module', '-e', script];
   const lines = execFileSync(command!, args, { env: fullEnv }).toString().trim().split('\n');
   return Number(lines[lines.length - 1]);

@@ -28,7 +28,6 @@ import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 
 process.env.LOG_LEVEL ??= 'silent';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200);
 const CLIENTS = 50;
 const GROUP_MEMBERS = 1_000;

@@ -30,7 +30,6 @@ import { eventLatencyRows } from './event-latency.ts';
 import { realtimeLatencyRows } from './realtime-latency.ts';
 
 process.env.LOG_LEVEL = 'silent';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 10;
 

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage, type ILocalBundling } from 'aws-cdk-lib';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { buildSync, type BuildOptions } from 'esbuild';
@@ -33,8 +32,6 @@ export const BUNDLING = {
   banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
   // The SDK versions the code was tested with ship in the bundle, not whatever the runtime has.
   external: [],
-  // Only @middy/core imports it (test/infra/bundles.test.ts holds that), for a mode no function uses.
-  alias: { 'node:stream/web': fileURLToPath(new URL('./readable-stream-on-use.ts', import.meta.url)) },
   logLevel: 'error',
 } satisfies BuildOptions;
 

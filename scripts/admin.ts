@@ -46,9 +46,6 @@ import { migratePlatform } from './migrations/platform.ts';
 import { migrateThreads } from './migrations/threads.ts';
 import { UsagePlans } from './usage-plans.ts';
 
-// The SDK warns about Node 20 on every client; Lambda runs the major in .nvmrc and the warning says nothing actionable here.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 class CliError extends Error {
   constructor(
     message: string,

@@ -9,9 +9,6 @@ import { seedDemo, type DemoSeed } from './local/seed.ts';
 import { LOCAL_DIR, RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { stopWithParent } from './local/stop-with-parent.ts';
 
-// The SDK warns about Node 20 on every client; Lambda runs the major in .nvmrc and the warning says nothing actionable here.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 const { values } = parseArgs({ options: { fresh: { type: 'boolean', default: false } } });
 const DEMO_FILE = `${LOCAL_DIR}/demo.json`;
 const ENV_FILE = `${LOCAL_DIR}/env`;

@@ -99,15 +99,12 @@ const wireImage = (image: Record<string, Value> | undefined) =>
  */
 function lanes(records: _Record[], factor: number): _Record[][] {
   if (factor <= 1) return [records];
-  const byLane = new Map<number, _Record[]>();
-  for (const r of records) {
-    const pk = r.dynamodb?.Keys?.pk?.S ?? '';
-    const lane = createHash('sha1').update(pk).digest().readUInt32BE(0) % factor;
-    const batch = byLane.get(lane);
-    if (batch) batch.push(r);
-    else byLane.set(lane, [r]);
-  }
-  return [...byLane.values()];
+  const laneOf = (r: _Record) =>
+    createHash('sha1')
+      .update(r.dynamodb?.Keys?.pk?.S ?? '')
+      .digest()
+      .readUInt32BE(0) % factor;
+  return [...Map.groupBy(records, laneOf).values()];
 }
 
 /**

@@ -245,13 +245,11 @@ export async function releaseTokens(key: Key, pending: PendingDeltas[], root?: R
   // Never re-create an item deleted meanwhile (a deleted list, an emptied block).
   const remove = (itemKey: Key, tokens: string[]) =>
     conditionHeld(updateItem(itemKey, update().delete`applied ${new Set(tokens)}`.when`attribute_exists(pk)`));
-  const blocks = new Map<number, string[]>();
-  for (const { token, deltas } of pending) {
-    for (const block of byBlock(deltas.buckets).keys()) blocks.set(block, [...(blocks.get(block) ?? []), token]);
-  }
+  const touched = pending.flatMap(({ token, deltas }) => [...byBlock(deltas.buckets).keys()].map((block) => ({ block, token })));
+  const tokensOf = (held: { token: string }[]) => held.map((t) => t.token);
   await Promise.all([
     remove(key, [...pending.map((p) => p.token), ...stale]),
-    ...[...blocks].map(([block, tokens]) => remove(blockKey(key.pk, block), tokens)),
+    ...[...Map.groupBy(touched, (t) => t.block)].map(([block, held]) => remove(blockKey(key.pk, block), tokensOf(held))),
   ]);
 }
 

@@ -84,12 +84,12 @@ export async function settle(
   const work = new Map(outboxes.map((o) => [o, outboxWork(o).filter((w) => !onlyIds || onlyIds.has(w.id))]));
   // A deleted list's emails are purged: nothing to validate.
   const queued = root === 'gone' ? [] : outboxes.filter((o) => !o.awaiting && work.get(o)!.length > 0);
-  const byAccount = new Map<string, Work[]>();
-  for (const outbox of queued) byAccount.set(outbox.account_id, [...(byAccount.get(outbox.account_id) ?? []), ...work.get(outbox)!]);
+  const byAccount = Map.groupBy(queued, (o) => o.account_id);
+  const workIn = (own: OutboxItem[]) => own.flatMap((o) => work.get(o)!);
   // Sending and marking run together: a send that fails leaves its outboxes due at once, so the
   // sweeper's next recovery pass queues their unfinished emails again.
   const [sent, marked] = await Promise.allSettled([
-    Promise.all([...byAccount].map(([accountId, jobs]) => enqueueValidation(accountId, jobs))),
+    Promise.all([...byAccount].map(([accountId, own]) => enqueueValidation(accountId, workIn(own)))),
     Promise.all([
       markQueued(queued),
       deleteOutboxes(outboxes.filter((o) => !o.awaiting && !queued.includes(o))),
@@ -127,9 +127,8 @@ export async function settleAfterRequest(
 /** Settles `ready` outboxes of any collections (left by crashed requests), grouped by collection, their emails restored first. */
 async function settleStranded(outboxes: OutboxItem[]): Promise<void> {
   await restoreEmails(outboxes);
-  const groups = new Map<string, OutboxItem[]>();
-  for (const o of outboxes) groups.set(o.collection.pk, [...(groups.get(o.collection.pk) ?? []), o]);
-  for (const group of groups.values()) await settle(group[0]!.collection, group[0]!.collection_must_exist, group);
+  for (const group of Map.groupBy(outboxes, (o) => o.collection.pk).values())
+    await settle(group[0]!.collection, group[0]!.collection_must_exist, group);
 }
 
 /** Rounds of up to 100 outboxes per index partition one pass handles at most; the next pass takes the rest. */

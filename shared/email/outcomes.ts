@@ -21,9 +21,7 @@ const FINISHED_PER_TRANSACTION = 99;
  * groups that failed, so their jobs can be retried.
  */
 export async function recordOutcomes<T extends Done>(done: T[]): Promise<T[][]> {
-  const byList = new Map<number | null, T[]>();
-  for (const d of done) byList.set(d.email.email_list_id, [...(byList.get(d.email.email_list_id) ?? []), d]);
-  const groups = [...byList.values()].flatMap((group) => {
+  const groups = [...Map.groupBy(done, (d) => d.email.email_list_id).values()].flatMap((group) => {
     const size = Math.ceil(group.length / Math.ceil(group.length / FINISHED_PER_TRANSACTION));
     return Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size));
   });

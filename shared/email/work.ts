@@ -37,11 +37,7 @@ export async function enqueueValidation(
   work: Work[],
   later?: { delaySeconds: number; deferrals: number },
 ): Promise<void> {
-  const groups = new Map<string, Work[]>();
-  for (const w of work) {
-    const group = w.known ? String(w.known.listId) : 'unknown';
-    groups.set(group, [...(groups.get(group) ?? []), w]);
-  }
+  const groups = Map.groupBy(work, (w) => (w.known ? String(w.known.listId) : 'unknown'));
   const jobs: ValidationJob[] = [];
   for (const [group, items] of groups) {
     for (let i = 0; i < items.length; i += EMAILS_PER_MESSAGE) {

@@ -46,12 +46,7 @@ export const enqueueJob = (job: JobMessage) => sendJson(queueUrl(job.kind), mess
 
 /** Queues jobs on their kinds' queues, ten to a call. */
 export async function enqueueJobs(jobs: JobMessage[]): Promise<void> {
-  const byUrl = new Map<string, JobMessage[]>();
-  for (const job of jobs) {
-    const url = queueUrl(job.kind);
-    byUrl.set(url, [...(byUrl.get(url) ?? []), messageOf(job)]);
-  }
-  for (const [url, messages] of byUrl) await sendJsonBatch(url, messages);
+  for (const [url, group] of Map.groupBy(jobs, (job) => queueUrl(job.kind))) await sendJsonBatch(url, group.map(messageOf));
 }
 
 /**

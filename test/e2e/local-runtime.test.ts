@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -17,6 +17,8 @@ import { catchUp, connectRealtime, createMessagingClient, unwrap, type UserEvent
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { standardZones } from '../steps/email-env.ts';
 import { freePort } from '../../scripts/local/ports.ts';
+import { DEPLOY_NODE_MAJOR } from '../../infra/runtime.ts';
+import { officialNode } from '../steps/official-node.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
@@ -54,13 +56,15 @@ interface Started {
   /** npx's exit: a code, or the signal that ended it (Ctrl-C ends npm itself by SIGINT). */
   exited: Promise<string>;
   output: () => string;
+  stderr: () => string;
 }
 
 /**
  * `npm start` in its own process group, as a terminal would run it; resolves once it prints the demo credentials.
- * By default start.ts under tsx; `viaNpm` runs the real `npm start` (npm, its shell, node).
+ * By default start.ts under tsx; `viaNpm` runs the real `npm start` (npm, its shell, node), `machineNode` with
+ * that Node first on PATH, as on a machine that has only it.
  */
-async function startStack(args: string[] = [], options: { viaNpm?: boolean; ports?: Started['ports'] } = {}): Promise<Started> {
+async function startStack(args: string[] = [], options: { viaNpm?: boolean; machineNode?: string; ports?: Started['ports'] } = {}): Promise<Started> {
   const ports = new Set<number>();
   while (ports.size < 5) ports.add(await freePort());
   const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort] = options.ports
@@ -76,6 +80,7 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean; port
       DYNAMODB_PORT: String(dynamoPort),
       SQS_PORT: String(sqsPort),
       DNS_SERVERS: dns.address,
+      ...(options.machineNode ? { PATH: [dirname(options.machineNode), process.env.PATH].join(delimiter) } : {}),
     }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -114,6 +119,7 @@ async function startStack(args: string[] = [], options: { viaNpm?: boolean; port
     },
     exited,
     output,
+    stderr: () => stderr,
   };
 }
 
@@ -551,6 +557,34 @@ describe('npm start and the admin command line', () => {
       await expectStopped(stack, ['SIGTERM', '143', '0']);
     },
   );
+  it(
+    'npm start on Node 20, which engines refuses: says in one line that it runs on the .nvmrc major, serves, and stops entirely on SIGTERM to npm alone',
+    { timeout: READY_TIMEOUT_MS + 60_000 },
+    async () => {
+      // Given a machine whose Node is 20 (the official binary first on PATH)
+      const node20 = officialNode(20);
+
+      // When npm start runs there
+      const stack = await startStack([], { viaNpm: true, machineNode: node20 });
+
+      // Then it said in one line that it runs on the .nvmrc major instead, and it serves
+      expect(
+        stack
+          .stderr()
+          .split('\n')
+          .filter((line) => line.startsWith('npm start:')),
+      ).toEqual([
+        expect.stringMatching(new RegExp(`^npm start: Node 20\\.\\d+\\.\\d+ is older than .* running on Node ${DEPLOY_NODE_MAJOR}\\.`)),
+      ]);
+      const list = await call(stack.vars.MESSAGING_BASE_URL!, 'GET', '/v1/conversations', stack.vars.DEMO_TOKEN!);
+      expect(list.status).toBe(200);
+
+      // And an IDE's stop button (SIGTERM to the npm process only) stops everything, Java included
+      process.kill(stack.proc.pid!, 'SIGTERM');
+      await expectStopped(stack, ['SIGTERM', '143', '0']);
+    },
+  );
+
   it(
     'npm start: the event of a change committed right before a SIGKILL arrives after the restart',
     { timeout: 2 * READY_TIMEOUT_MS + 40_000 },

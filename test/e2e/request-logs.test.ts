@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
-import { captureLogs, type LogLine } from '../steps/logs.ts';
+import { captureLogs } from '../steps/logs.ts';
 import { apiClient, transports, type ApiClient, type ApiResponse } from '../steps/when.ts';
 
 /**
@@ -62,11 +62,8 @@ describe.runIf(transports('messaging').includes('http'))('request ids in the log
     expect(responses.map((r) => r.response.status)).toEqual([...Array(6).fill(201), ...Array(6).fill(200), 201, 404]);
 
     const lines = logs.lines();
-    const byRequest = new Map<string, LogLine[]>();
-    for (const line of lines) {
-      expect(line.request_id, `a line without a request id: ${JSON.stringify(line)}`).toEqual(expect.any(String));
-      byRequest.set(line.request_id, [...(byRequest.get(line.request_id) ?? []), line]);
-    }
+    for (const line of lines) expect(line.request_id, `a line without a request id: ${JSON.stringify(line)}`).toEqual(expect.any(String));
+    const byRequest = Map.groupBy(lines, (line) => line.request_id);
     const ids = responses.map((r) => r.response.headers['x-request-id']!);
     expect(new Set(ids).size).toBe(responses.length);
     // No line carries an id that no response was given.

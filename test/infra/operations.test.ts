@@ -46,12 +46,9 @@ describe('function logs and traces', () => {
     const functions = resources(template, 'AWS::Lambda::Function');
     const logGroupOf = (fn: { node: { defaultChild?: unknown } }) =>
       functions.find(([id]) => id === logicalId(fn))![1].Properties.LoggingConfig.LogGroup.Ref as string;
-    const members = new Map<string, string[]>();
-    for (const fn of stack.namedFunctions().values()) {
-      const role = logicalId(fn.role!);
-      members.set(role, [...(members.get(role) ?? []), logGroupOf(fn)]);
-    }
-    for (const [role, logGroups] of members) {
+    const members = Map.groupBy(stack.namedFunctions().values(), (fn) => logicalId(fn.role!));
+    for (const [role, fns] of members) {
+      const logGroups = fns.map(logGroupOf);
       const statements = resources(template, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === role))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);

@@ -33,6 +33,15 @@ describe('the documents agree with the code', () => {
     expect(prose('docs/performance.md')).toContain(`\`nodejs${DEPLOY_NODE_MAJOR}.x\``);
   });
 
+  it('give the oldest Node that engines in package.json accepts', () => {
+    const floor = /^>=(\d+\.\d+)$/.exec(JSON.parse(read('package.json')).engines.node)?.[1];
+    expect(floor).toEqual(expect.any(String));
+    expect(prose('README.md')).toContain(`You need Node.js ≥ ${floor} `);
+    expect(prose('docs/running-locally.md')).toContain(`accepts it (≥ ${floor})`);
+    expect(prose('docs/testing.md')).toContain(`any Node ≥ ${floor};`);
+    expect(prose('docs/testing.md')).toContain(`### Why Node ${floor} is the floor`);
+  });
+
   it('say the authorizer answer is cached AUTH_CACHE_SECONDS, never that it is not cached', () => {
     for (const file of docs) {
       const text = prose(file);
