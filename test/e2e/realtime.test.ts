@@ -4,7 +4,7 @@ import { putConnection, userConnections } from '#shared/data/connections';
 import { hashToken, issueToken, revokeToken } from '#shared/data/tokens';
 import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { startStreams } from '../../scripts/local/runtime.ts';
-import { eventually } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
 import { schemaValidator } from '../steps/openapi.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
@@ -85,9 +85,15 @@ function refusal(headers: Record<string, string>, protocols?: string[]): Promise
 }
 
 const ofType = (c: Client, type: string) => c.frames.filter((f) => f.type === type);
-const arrives = (c: Client, match: (f: Frame) => boolean) => eventually(async () => c.frames.find(match), 10_000);
+const arrives = (c: Client, match: (f: Frame) => boolean, what = 'the frame') =>
+  eventually(async () => c.frames.find(match), { what: `${what} on a socket` });
 const send = (token: string, conversationId: string, message: string) =>
   messaging.call('POST', '/v1/messages', { token, form: { conversation_id: conversationId, message } });
+
+const connectionsOf = (accountId: string, contactId: string, count: number) =>
+  eventually(async () => (await userConnections({ accountId, contactId })).length === count, {
+    what: `${count} connection records of ${contactId}`,
+  });
 
 async function conversationWith(t: Tenant, token: string, target: { contact_id: string } | { group_id: string }) {
   const res = await messaging.call('POST', '/v1/conversations', { token, form: target });
@@ -218,11 +224,11 @@ describe('realtime WebSocket', () => {
     await send(t.token, conv, 'anyone there?');
     await arrives(client, (f) => f.type === 'message.created');
     // Then the gone one is removed; the live one and the one in its handshake are kept
-    await eventually(async () => (await userConnections(owner)).length === 2, 10_000);
+    await connectionsOf(owner.accountId, owner.contactId, 2);
     expect((await userConnections(owner)).map((c) => c.id)).toContain('aGFuZHNoYWtpbmc=');
     // When alice closes her socket, her connection record goes too
     await client.close();
-    await eventually(async () => (await userConnections(owner)).length === 1, 10_000);
+    await connectionsOf(owner.accountId, owner.contactId, 1);
   });
 
   it('closes the sockets of a revoked token at its next event, and sends them nothing more', async () => {
@@ -239,7 +245,7 @@ describe('realtime WebSocket', () => {
     // Then his socket is closed by the server, without that message, and his connection is forgotten
     await closed;
     expect(bob.frames.some((f) => f.data?.object?.id === after.id)).toBe(false);
-    await eventually(async () => (await userConnections({ accountId: t.accountId, contactId: t.contactIds.bob! })).length === 0, 10_000);
+    await connectionsOf(t.accountId, t.contactIds.bob!, 0);
   });
 
   it('gives each of 50 connected members every event of their own exactly once', async () => {
@@ -254,7 +260,10 @@ describe('realtime WebSocket', () => {
     const sent: string[] = [];
     for (const text of ['one', 'two', 'three']) sent.push((await send(t.token, conv, text)).body.id);
     // Then every member's socket gets message.created for each of the three, once each, in their own view
-    await eventually(async () => clients.every((c) => ofType(c, 'message.created').length >= 3), 20_000);
+    await eventually(() => clients.every((c) => ofType(c, 'message.created').length >= 3), {
+      what: 'three messages on all 50 sockets',
+      timeoutMs: 25_000,
+    });
     await new Promise((r) => setTimeout(r, 500));
     const convIds = new Set<unknown>();
     for (const c of clients) {

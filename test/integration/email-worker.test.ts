@@ -11,7 +11,8 @@ import { keys } from '#shared/db/keys';
 import { resumeAwaiting } from '#shared/email/outbox';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { captureLogs } from '../steps/logs.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -38,10 +39,13 @@ describe('email validation worker', () => {
     api.call('POST', `/api/v1/emailList/${listId}/emails`, { token: tenant.token, json: { emails } });
   const internals = (listId: number, tenant = t) => getEmailList(tenant.accountId, listId);
   const completed = (listId: number, tenant = t) =>
-    eventually(async () => {
-      const list = await internals(listId, tenant);
-      return list && listStatus(list) === 'completed' && list;
-    }, 30_000);
+    eventually(
+      async () => {
+        const list = await internals(listId, tenant);
+        return list && listStatus(list) === 'completed' && list;
+      },
+      { what: `list ${listId} completed`, timeoutMs: 25_000 },
+    );
 
   it('does not count a redelivered message twice', async () => {
     const list = await newList();
@@ -111,10 +115,13 @@ describe('email validation worker', () => {
         MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }),
       }),
     );
-    const failed = await eventually(async () => {
-      const current = await internals(list.id);
-      return current && listStatus(current) === 'error' && current.pending_count === 0 && current;
-    });
+    const failed = await eventually(
+      async () => {
+        const current = await internals(list.id);
+        return current && listStatus(current) === 'error' && current.pending_count === 0 && current;
+      },
+      { what: `list ${list.id} marked error` },
+    );
     expect(failed).toMatchObject({ email_count: 2, has_error: true });
     for (const id of ids) {
       expect((await api.call('GET', `/api/v1/email/${id}`, { token: t.token })).body.status).toBe('error');
@@ -132,12 +139,16 @@ describe('email validation worker', () => {
       await eventually(
         async () =>
           (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }))).Messages?.length,
+        { what: `receive ${i + 1} of the poison message` },
       );
     }
-    const dead = await eventually(async () => {
-      await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }));
-      return (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_DLQ_URL!, WaitTimeSeconds: 1 }))).Messages;
-    });
+    const dead = await eventually(
+      async () => {
+        await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }));
+        return (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_DLQ_URL!, WaitTimeSeconds: 1 }))).Messages;
+      },
+      { what: 'the poison message on the dead-letter queue' },
+    );
     expect(dead[0]!.Body).toBe('poison');
   }, 30_000);
 
@@ -189,6 +200,8 @@ describe('email validation worker', () => {
     await addCredits(tenant.accountId, 1);
     await sweeper();
     const id = res.body.emails[0].id;
-    await eventually(async () => (await api.call('GET', `/api/v1/email/${id}`, { token: tenant.token })).body.status === 'completed');
+    await eventually(async () => (await api.call('GET', `/api/v1/email/${id}`, { token: tenant.token })).body.status === 'completed', {
+      what: `email ${id} completed`,
+    });
   });
 });
