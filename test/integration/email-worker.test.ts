@@ -13,6 +13,7 @@ import { handler as sweeper } from '#functions/workers/sweeper';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
 import { eventually } from '../steps/eventually.ts';
+import { validationSettled } from '../steps/queues.ts';
 import { captureLogs } from '../steps/logs.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -48,18 +49,20 @@ describe('email validation worker', () => {
     );
 
   it('does not count a redelivered message twice', async () => {
+    // Given a list of three emails, validated
     const list = await newList();
     const res = await add(list.id, ['r1@example.com', 'r2@example.com', 'r3@example.com']);
     await completed(list.id);
     const ids = res.body.emails.map((e: { id: number }) => e.id);
-    // The same work again, as SQS does after a worker crashed before deleting the message.
+    // When the same work comes again, as SQS delivers it after a worker crashed before deleting the message
     await sqs.send(
       new SendMessageCommand({
         QueueUrl: process.env.VALIDATION_QUEUE_URL!,
         MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }),
       }),
     );
-    await new Promise((r) => setTimeout(r, 2500));
+    // Then, once the worker has handled it to the end, the list counts each email once
+    await validationSettled();
     expect(await internals(list.id)).toMatchObject({ email_count: 3, pending_count: 0, awaiting_count: 0, has_error: false });
   });
 
@@ -164,8 +167,9 @@ describe('email validation worker', () => {
         ExpressionAttributeValues: { ':old': keys.readyOutboxes.sortKey({ ms: Date.now() - 10 * 60_000 }) },
       }),
     );
-    await new Promise((r) => setTimeout(r, 1500));
-    // Its counts wait in the outbox too: the list does not count the email yet, and nothing validated it.
+    // Nothing queued it: once every message sent so far is handled, the list does not count the email yet
+    // (its counts wait in the outbox too), and nothing validated it.
+    await validationSettled();
     expect(await internals(list.id)).toMatchObject({ email_count: 0, pending_count: 0 });
     expect((await api.call('GET', `/api/v1/email/${chunk!.emails[0]!.id}`, { token: t.token })).body.status).toBe('pending');
     const { resent } = await sweeper();
@@ -181,8 +185,13 @@ describe('email validation worker', () => {
     expect(res.body.emailList.status).toBe('insufficient_credits');
     expect(res.body.emailList.progress).toEqual({ pending: 0, insufficient_credits: 3, finished: 0 });
     expect(res.body.emails.every((e: { status: string }) => e.status === 'pending')).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Nothing queued them: once every message sent so far is handled, the list still waits for credits, its emails unvalidated
+    await validationSettled();
     expect(listStatus((await internals(list.id, tenant))!)).toBe('insufficient_credits');
+    const held = await Promise.all(
+      res.body.emails.map((e: { id: number }) => api.call('GET', `/api/v1/email/${e.id}`, { token: tenant.token })),
+    );
+    expect(held.map((e) => e.body.status)).toEqual(['pending', 'pending', 'pending']);
 
     // What `npm run admin -- credits add` does.
     await addCredits(tenant.accountId, 5);

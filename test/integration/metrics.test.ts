@@ -6,6 +6,7 @@ import { countMetric, METRICS_NAMESPACE, recordMetric } from '#shared/util/metri
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
 import { eventually } from '../steps/eventually.ts';
+import { validationSettled } from '../steps/queues.ts';
 import { captureLogs, type CapturedLogs, type LogLine } from '../steps/logs.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -141,7 +142,8 @@ describe('business metrics', () => {
       what: 'a ListCompletionTime line',
     });
     expect(timed.ListCompletionTime).toBeGreaterThanOrEqual(0); // one value: printed as a number, not a list
-    await new Promise((r) => setTimeout(r, 1500));
+    // And once every validation message is handled (each invocation prints its line before its message is deleted), no other says so
+    await validationSettled();
     expect(emf(capture.lines()).filter((line) => line.ListCompletionTime !== undefined)).toHaveLength(1);
   });
 });

@@ -30,3 +30,7 @@ export async function queuesSettled(urls: string[], what = 'the queues hold no m
     sqs.destroy();
   }
 }
+
+/** The validation workers' sentinel: this file's validation queue and its dead-letter queue (see emailEnv) hold nothing. */
+export const validationSettled = () =>
+  queuesSettled([process.env.VALIDATION_QUEUE_URL!, process.env.VALIDATION_DLQ_URL!], 'every validation message handled');
