@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/local/ports.ts';
+import { eventually } from '../steps/eventually.ts';
 
 /**
  * `npm run dns:demo` as a person or an IDE runs it: Ctrl-C (SIGINT to the
@@ -56,13 +57,16 @@ describe('npm run dns:demo', () => {
     expect(groupPids(proc.pid!).length).toBeGreaterThan(1); // npm, its shell, node
     // When the signal is sent
     process.kill(to === 'npm alone' ? proc.pid! : -proc.pid!, signal);
-    // Then every process of the group is gone
-    const until = Date.now() + STOP_TIMEOUT_MS;
-    while (groupPids(proc.pid!).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    const left = groupPids(proc.pid!);
-    // What is left, named, so a failure says which process missed the stop.
-    const named = left.length ? execFileSync('ps', ['-o', 'pid=,ppid=,stat=,args=', '-p', left.join(',')], { encoding: 'utf8' }) : '';
-    expect(left, named).toEqual([]);
+    // Then every process of the group is gone (what is left named, so a failure says which process missed the stop)
+    await eventually(
+      () => {
+        const left = groupPids(proc.pid!);
+        if (left.length > 0)
+          throw new Error(execFileSync('ps', ['-o', 'pid=,ppid=,stat=,args=', '-p', left.join(',')], { encoding: 'utf8' }));
+        return true;
+      },
+      { what: 'every process of the group gone', timeoutMs: STOP_TIMEOUT_MS },
+    );
     started.delete(proc);
   });
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVALID_SCORE_CAP, SCORE_WEIGHTS } from '#shared/email/validator/index';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 describe.each(transports('email'))('email validation API over %s', (transport) => {
@@ -91,10 +92,13 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(res.body.emails[0].score).toBeUndefined();
       // DNS keeps failing: after the queue's retries it ends as `error`, never stuck pending.
       const id = res.body.emails[0].id;
-      const final = await eventually(async () => {
-        const got = await api.call('GET', `/api/v1/email/${id}`, as(t));
-        return got.body.status === 'error' && got.body;
-      }, 30_000);
+      const final = await eventually(
+        async () => {
+          const got = await api.call('GET', `/api/v1/email/${id}`, as(t));
+          return got.body.status === 'error' && got.body;
+        },
+        { what: `email ${id} recorded as error`, timeoutMs: 30_000 },
+      );
       expect(final.score).toBeUndefined();
     }, 40_000);
 
@@ -211,10 +215,13 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(res.body.emails[3]).toMatchObject({ email: 'nope', error: expect.any(String) });
       expect(res.body.emails[0]).toMatchObject({ email_list_id: l.id, status: 'pending' });
 
-      const done = await eventually(async () => {
-        const current = await getList(l.id);
-        return current.status === 'completed' && current;
-      });
+      const done = await eventually(
+        async () => {
+          const current = await getList(l.id);
+          return current.status === 'completed' && current;
+        },
+        { what: `list ${l.id} completed` },
+      );
       expect(done).toMatchObject({ email_count: 3, rejected_count: 2, progress: { pending: 0, insufficient_credits: 0, finished: 3 } });
       const emails = await api.call('GET', `/api/v1/emailList/${l.id}/emails`, as(t));
       expect(emails.body.emails.map((e: { status: string }) => e.status)).toEqual(['completed', 'completed', 'completed']);
@@ -231,10 +238,13 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       batches[2]!.push('o0-0@example.com', 'bad entry'); // one duplicate across requests, one invalid
       const results = await Promise.all(batches.map((b) => addToList(l.id, b)));
       expect(results.every((r) => r.status === 200)).toBe(true);
-      const final = await eventually(async () => {
-        const current = await getList(l.id);
-        return current.status === 'completed' && current;
-      }, 30_000);
+      const final = await eventually(
+        async () => {
+          const current = await getList(l.id);
+          return current.status === 'completed' && current;
+        },
+        { what: `list ${l.id} completed`, timeoutMs: 30_000 },
+      );
       expect(final).toMatchObject({ email_count: 180, rejected_count: 2 });
       const page1 = await api.call('GET', `/api/v1/emailList/${l.id}/emails`, as(t));
       const page2 = await api.call('GET', `/api/v1/emailList/${l.id}/emails`, { ...as(t), query: { page: 2 } });
@@ -249,7 +259,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       const res = await addToList(l.id, ['d1@example.com', 'd2@example.com']);
       await api.call('DELETE', `/api/v1/email/${res.body.emails[0].id}`, as(t));
       expect(await getList(l.id)).toMatchObject({ email_count: 1 });
-      await eventually(async () => (await getList(l.id)).status === 'completed');
+      await eventually(async () => (await getList(l.id)).status === 'completed', { what: `list ${l.id} completed` });
     });
 
     it('deletes a list with all its emails, gone for readers at once', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 /** Another account's emails and lists must look exactly like ids that never existed, and must not change. */
@@ -28,6 +29,7 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     // Let the worker finish first, so any later change can only come from the intruder.
     await eventually(
       async () => (await api.call('GET', `/api/v1/emailList/${listId}`, { token: owner.token })).body.status === 'completed',
+      { what: `list ${listId} completed` },
     );
   });
   afterAll(async () => {

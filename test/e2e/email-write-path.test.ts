@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits, creditBalance } from '#shared/data/accounts';
 import { resetNumericIds } from '#shared/data/numeric-ids';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 import { byCommand, countDynamoCalls } from '../steps/dynamodb-calls.ts';
 import { scopedEnv } from '../steps/scoped-env.ts';
@@ -36,10 +37,13 @@ describe(`email write path over ${transport}`, () => {
     api.call('POST', `/api/v1/emailList/${id}/emails`, { token: tenant.token, json: { emails }, headers });
   const getList = async (id: number, tenant = t) => (await api.call('GET', `/api/v1/emailList/${id}`, { token: tenant.token })).body;
   const completed = (id: number, tenant = t) =>
-    eventually(async () => {
-      const list = await getList(id, tenant);
-      return list.status === 'completed' && list;
-    }, 120_000);
+    eventually(
+      async () => {
+        const list = await getList(id, tenant);
+        return list.status === 'completed' && list;
+      },
+      { what: `list ${id} completed`, timeoutMs: 120_000 },
+    );
   const domains = ['example.com', 'gmail.com', 'agency.gov', 'aonly.test'];
 
   it('creates 30 lists of one account at once without an error, each on its own place of the list pages', async () => {

@@ -5,7 +5,7 @@ import { feedEventId } from '#shared/data/event-ids';
 import { issueToken } from '#shared/data/tokens';
 import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { startStreams } from '../../scripts/local/runtime.ts';
-import { eventually } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -69,7 +69,7 @@ function connect(token: string, after?: string): Promise<Socket> {
 /** What a socket opened with a bad cursor is told before the server closes it (a browser cannot read a refused upgrade's status). */
 async function cursorRefusal(token: string, after: string): Promise<{ code?: string; param?: string; closed: boolean }> {
   const socket = await connect(token, after);
-  await eventually(async () => socket.ws.readyState === socket.ws.CLOSED, 15_000);
+  await eventually(async () => socket.ws.readyState === socket.ws.CLOSED, { what: 'the awaited events', timeoutMs: 15_000 });
   const [frame] = socket.frames as unknown as { type: string; error?: { code: string; param?: string } }[];
   return { code: frame?.error?.code, param: frame?.error?.param, closed: true };
 }
@@ -103,7 +103,7 @@ describe('events feed', () => {
     const conv = await conversationWithBob(t);
     const sent: string[] = [];
     for (const text of ['one', 'two', 'three']) sent.push((await send(t, conv, text)).body.id);
-    await eventually(async () => createdIds(bob.frames).length === 3, 15_000);
+    await eventually(async () => createdIds(bob.frames).length === 3, { what: 'the awaited events', timeoutMs: 15_000 });
     // When bob reads his feed
     const feed = await readFeed(t.token2);
     // Then it holds his three message.created, in the order they were sent, each the same object as its frame
@@ -148,12 +148,15 @@ describe('events feed', () => {
     const conv = await conversationWithBob(t);
     const sent = (await send(t, conv, 'for the backend')).body;
     // When the account's backend reads the account's feed
-    const feed = await eventually(async () => {
-      const events = await readFeed(t.secretKey);
-      return createdIds(events).includes(sent.id) && events.some((e) => e.type === 'conversation.created' && e.user === t.contactIds.bob)
-        ? events
-        : undefined;
-    }, 15_000);
+    const feed = await eventually(
+      async () => {
+        const events = await readFeed(t.secretKey);
+        return createdIds(events).includes(sent.id) && events.some((e) => e.type === 'conversation.created' && e.user === t.contactIds.bob)
+          ? events
+          : undefined;
+      },
+      { what: 'the awaited events', timeoutMs: 15_000 },
+    );
     // Then the message appears once, in its sender's view, and each participant's conversation
     const created = feed.filter((e) => e.type === 'message.created');
     expect(created).toHaveLength(1);
@@ -162,7 +165,7 @@ describe('events feed', () => {
       expect.arrayContaining([t.contactIds.alice, t.contactIds.bob]),
     );
     // And a user's feed is not the account's: bob's cursor means nothing there
-    const bobs = await eventually(async () => (await readFeed(t.token2)).at(-1), 15_000);
+    const bobs = await eventually(async () => (await readFeed(t.token2)).at(-1), { what: 'the awaited events', timeoutMs: 15_000 });
     const res = await messaging.call('GET', `/v1/events?after=${bobs.id}`, { token: t.secretKey });
     expect([res.status, res.body.error?.param]).toEqual([400, 'after']);
   });
@@ -201,7 +204,7 @@ describe('WebSocket resume', () => {
     const first = await connect(t.token2);
     const carol = await connect(await issueToken({ accountId: t.accountId, contactId: t.contactIds.carol! }));
     const sent: string[] = [(await send(t, conv, 'before the tunnel')).body.id];
-    await eventually(async () => createdIds(first.frames).length === 1, 15_000);
+    await eventually(async () => createdIds(first.frames).length === 1, { what: 'the awaited events', timeoutMs: 15_000 });
     const last = first.frames.at(-1)!;
     // When his socket drops, and alice sends 40 messages, edits 5 of them and deletes one
     await first.close();
@@ -210,11 +213,14 @@ describe('WebSocket resume', () => {
       await messaging.call('PUT', `/v1/messages/${id}`, { token: t.token, form: { message: `edited ${id}` } });
     await messaging.call('DELETE', `/v1/messages/${sent[6]}`, { token: t.token });
     // Then the feed, paged 7 at a time from his last event, holds exactly those: 40 created, 5 updated, 1 deleted, in order
-    const missed = await eventually(async () => {
-      const events = await readFeed(t.token2, last.id, 7);
-      const deleted = events.filter((e) => e.type === 'message.deleted').length;
-      return createdIds(events).length === 40 && deleted === 1 ? events : undefined;
-    }, 30_000);
+    const missed = await eventually(
+      async () => {
+        const events = await readFeed(t.token2, last.id, 7);
+        const deleted = events.filter((e) => e.type === 'message.deleted').length;
+        return createdIds(events).length === 40 && deleted === 1 ? events : undefined;
+      },
+      { what: 'the awaited events', timeoutMs: 30_000 },
+    );
     expect(createdIds(missed)).toEqual(sent.slice(1));
     expect(missed.filter((e) => e.type === 'message.updated').map((e) => e.data.object.message)).toEqual(
       sent.slice(1, 6).map((id) => `edited ${id}`),
@@ -224,12 +230,12 @@ describe('WebSocket resume', () => {
     const again = await connect(t.token2, last.id);
     for (let i = 0; i < 3; i++) sent.push((await send(t, conv, `after ${i}`)).body.id);
     // Then his new socket gets the missed events, in the feed's order, then the live ones, each once
-    await eventually(async () => createdIds(again.frames).length >= 43, 30_000);
+    await eventually(async () => createdIds(again.frames).length >= 43, { what: 'the awaited events', timeoutMs: 30_000 });
     // (sentinel: one more message, so anything sent twice would have arrived before it)
     sent.push((await send(t, conv, 'sentinel')).body.id);
-    await eventually(async () => createdIds(again.frames).includes(sent.at(-1)), 15_000);
+    await eventually(async () => createdIds(again.frames).includes(sent.at(-1)), { what: 'the awaited events', timeoutMs: 15_000 });
     const whole = await readFeed(t.token2, last.id);
-    await eventually(async () => again.frames.length >= whole.length, 15_000);
+    await eventually(async () => again.frames.length >= whole.length, { what: 'the awaited events', timeoutMs: 15_000 });
     expect(again.frames.slice(0, missed.length)).toEqual(missed);
     expect(again.frames).toEqual((await readFeed(t.token2, last.id)).slice(0, again.frames.length));
     expect(createdIds(again.frames)).toEqual(sent.slice(1));

@@ -13,9 +13,17 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { catchUp, connectRealtime, createMessagingClient, unwrap, type UserEvent, type WebSocketConstructor } from '../../clients/typescript/index.ts';
+import {
+  catchUp,
+  connectRealtime,
+  createMessagingClient,
+  unwrap,
+  type UserEvent,
+  type WebSocketConstructor,
+} from '../../clients/typescript/index.ts';
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { standardZones } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { freePort } from '../../scripts/local/ports.ts';
 import { DEPLOY_NODE_MAJOR } from '../../infra/runtime.ts';
 import { officialNode } from '../steps/official-node.ts';
@@ -64,11 +72,20 @@ interface Started {
  * By default start.ts under tsx; `viaNpm` runs the real `npm start` (npm, its shell, node), `machineNode` with
  * that Node first on PATH, as on a machine that has only it.
  */
-async function startStack(args: string[] = [], options: { viaNpm?: boolean; machineNode?: string; ports?: Started['ports'] } = {}): Promise<Started> {
+async function startStack(
+  args: string[] = [],
+  options: { viaNpm?: boolean; machineNode?: string; ports?: Started['ports'] } = {},
+): Promise<Started> {
   const ports = new Set<number>();
   while (ports.size < 5) ports.add(await freePort());
   const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort] = options.ports
-    ? [options.ports.MESSAGING_PORT, options.ports.DYNAMODB_PORT, options.ports.SQS_PORT, options.ports.EMAIL_PORT, options.ports.REALTIME_PORT]
+    ? [
+        options.ports.MESSAGING_PORT,
+        options.ports.DYNAMODB_PORT,
+        options.ports.SQS_PORT,
+        options.ports.EMAIL_PORT,
+        options.ports.REALTIME_PORT,
+      ]
     : ([...ports] as [number, number, number, number, number]);
   const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : ['npx', ['tsx', 'scripts/start.ts', ...args]];
   const proc = spawn(command, commandArgs, {
@@ -169,11 +186,11 @@ const groupAlive = (pgid: number) => {
 /** Every process of the stack's group (npx, tsx, start.ts, Java) is gone within the time limit, and so is the runtime file. */
 async function expectStopped(stack: Started, endings = ['0', 'SIGINT']) {
   const gone = async () => {
-    const how = await stack.exited;
-    while (groupAlive(stack.proc.pid!)) await new Promise((r) => setTimeout(r, 100));
+    const how = await within(stack.exited, STOP_TIMEOUT_MS, 'stopping npm start');
+    await eventually(() => !groupAlive(stack.proc.pid!), { what: 'every process of its group gone', timeoutMs: STOP_TIMEOUT_MS });
     return how;
   };
-  const how = await within(gone(), STOP_TIMEOUT_MS, 'stopping npm start').catch((error: Error) => {
+  const how = await gone().catch((error: Error) => {
     const left = psLines().filter((line) => line.split(/\s+/)[1] === String(stack.proc.pid));
     throw new Error(`${error.message}; still running:\n${left.join('\n')}\n${stack.output()}`);
   });
@@ -268,14 +285,9 @@ describe('npm start and the admin command line', () => {
       expect(sent.status).toBe(201);
       const bobs = await call(base!, 'GET', '/v1/conversations', first.vars.DEMO_TOKEN_2!);
       expect(bobs.body.data).toMatchObject([{ unread_count: 1 }]);
-      await within(
-        (async () => {
-          while (!frames.some((f) => f.type === 'message.created' && f.data.object.message === 'hi bob'))
-            await new Promise((r) => setTimeout(r, 50));
-        })(),
-        5_000,
-        "bob's frame",
-      );
+      await eventually(() => frames.some((f) => f.type === 'message.created' && f.data.object.message === 'hi bob'), {
+        what: "bob's frame",
+      });
     } finally {
       socket.close();
     }
@@ -289,11 +301,13 @@ describe('npm start and the admin command line', () => {
       emails: ['ann@example.com', 'bob@example.com', 'not-an-address'],
     });
     expect(added.body.emailList).toMatchObject({ status: 'processing', email_count: 2, rejected_count: 1 });
-    let current = added.body.emailList;
-    for (const until = Date.now() + 20_000; current.status !== 'completed' && Date.now() < until;) {
-      await new Promise((r) => setTimeout(r, 200));
-      current = (await call(base!, 'GET', `/api/v1/emailList/${list.body.id}`, token!)).body;
-    }
+    const current = await eventually(
+      async () => {
+        const shown = (await call(base!, 'GET', `/api/v1/emailList/${list.body.id}`, token!)).body;
+        return shown.status === 'completed' && shown;
+      },
+      { what: 'the list completed' },
+    );
     expect(current).toMatchObject({ status: 'completed', email_count: 2, rejected_count: 1 });
     const emails = await call(base!, 'GET', `/api/v1/emailList/${list.body.id}/emails`, token!);
     expect(emails.body.emails[0]).toMatchObject({ status: 'completed', is_valid: true, mx_record_count: 2 });
@@ -367,7 +381,9 @@ describe('npm start and the admin command line', () => {
     expect(limited).toMatchObject({ code: 0, json: { account_id: accountId, own_limits: { rate_limit: 0.001, burst_limit: 1 } } });
     expect(noBurst.code).toBe(2);
     expect(badRate).toMatchObject({ code: 2, json: { error: { message: expect.stringMatching(/--rate/) } } });
-    await new Promise((r) => setTimeout(r, 1100)); // the gateway reads an account's limits again after a second
+    // Time must pass here, with nothing to watch: the gateway reads an account's limits again once a second has passed
+    // since it last read them, and a request to see whether it has would spend the burst the next lines count.
+    await new Promise((r) => setTimeout(r, 1100));
     const statuses = [];
     for (let i = 0; i < 2; i++) statuses.push((await call(base, 'GET', '/v1/conversations', token.json.token)).status);
     expect(statuses).toEqual([200, 429]);
@@ -506,11 +522,13 @@ describe('npm start and the admin command line', () => {
       const after = await startStack();
 
       // Then the list completes with exact counts, every email validated
-      let current = midway;
-      for (const until = Date.now() + 120_000; current.status !== 'completed' && Date.now() < until;) {
-        await new Promise((r) => setTimeout(r, 500));
-        current = (await call(after.vars.EMAIL_BASE_URL!, 'GET', `/api/v1/emailList/${list.id}`, token!)).body;
-      }
+      const current = await eventually(
+        async () => {
+          const shown = (await call(after.vars.EMAIL_BASE_URL!, 'GET', `/api/v1/emailList/${list.id}`, token!)).body;
+          return shown.status === 'completed' && shown;
+        },
+        { what: 'the list of 2,000 completed after the restart', timeoutMs: 120_000, intervalMs: 500 },
+      );
       expect(current).toMatchObject({ status: 'completed', email_count: 2000, rejected_count: 0 });
       const lastPage = await call(after.vars.EMAIL_BASE_URL!, 'GET', `/api/v1/emailList/${list.id}/emails?page=20`, token!);
       expect(lastPage.body).toMatchObject({ page: 20, totalPages: 20 });
@@ -630,15 +648,9 @@ describe('npm start and the admin command line', () => {
         // Then after a restart on the same data its event arrives (again, if it made it out before the kill)
         const after = await startStack();
         try {
-          await within(
-            (async () => {
-              while (
-                !received.some((e) => e.at >= restartedAt && e.data.object.id === conversation.id && e.data.object.is_pinned === pinned)
-              )
-                await new Promise((r) => setTimeout(r, 200));
-            })(),
-            20_000,
-            'the event after the restart',
+          await eventually(
+            () => received.some((e) => e.at >= restartedAt && e.data.object.id === conversation.id && e.data.object.is_pinned === pinned),
+            { what: 'the event after the restart', timeoutMs: 30_000 },
           );
         } finally {
           process.kill(-after.proc.pid!, 'SIGINT');
@@ -673,7 +685,8 @@ describe('npm start and the admin command line', () => {
       };
       const created = () => events.filter((e) => e.type === 'message.created').map((e) => (e.data.object as { id: string }).id);
       try {
-        await within(bobConnected(events, () => send('before')), 30_000, 'the first frame');
+        await send('before');
+        await eventually(() => events.some((e) => e.type === 'message.created'), { what: "bob's first frame", timeoutMs: 30_000 });
         for (let i = 0; i < 5; i++) await send(`mid-stream ${i}`);
         // When the whole stack is killed right after those commits, and started again on the same data and ports
         killGroup(before.proc);
@@ -682,13 +695,10 @@ describe('npm start and the admin command line', () => {
         try {
           for (let i = 0; i < 5; i++) await send(`after the restart ${i}`);
           // Then the helper, reconnected with its last event id, has every committed message once, in order
-          await within(
-            (async () => {
-              while (!committed.every((id) => created().includes(id))) await new Promise((r) => setTimeout(r, 200));
-            })(),
-            60_000,
-            'every committed message at the helper',
-          );
+          await eventually(() => committed.every((id) => created().includes(id)), {
+            what: 'every committed message at the helper',
+            timeoutMs: 60_000,
+          });
           expect(created()).toEqual(committed);
           expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
           // And its events are the feed's, after the first it got: nothing missing, nothing twice
@@ -706,10 +716,4 @@ describe('npm start and the admin command line', () => {
       }
     },
   );
-
-  /** Sends until the helper has delivered an event (its connection's first frames may precede the stream's start). */
-  async function bobConnected(events: UserEvent[], sendOne: () => Promise<void>) {
-    await sendOne();
-    while (!events.some((e) => e.type === 'message.created')) await new Promise((r) => setTimeout(r, 200));
-  }
 });

@@ -355,6 +355,8 @@ describe.each(transports())('messages over %s', (transport) => {
       const first = await api.call('PUT', `/v1/messages/${msg.id}`, { ...asBob, form: { read: 'true' } });
       expect(first.status).toBe(200);
       expect(first.body.read_at).toEqual(expect.any(Number));
+      // Time must pass, with nothing to watch: the next read falls in a later second of the server's clock (read_at is in
+      // seconds, and the server may be another machine), so a read that replaced the first time would show.
       await new Promise((r) => setTimeout(r, 1100));
       const again = await api.call('PUT', `/v1/messages/${msg.id}`, { ...asBob, form: { read: 'true' } });
       expect(again.body.read_at).toBe(first.body.read_at);

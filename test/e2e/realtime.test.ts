@@ -4,8 +4,8 @@ import { putConnection, userConnections } from '#shared/data/connections';
 import { hashToken, issueToken, revokeToken } from '#shared/data/tokens';
 import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { startStreams } from '../../scripts/local/runtime.ts';
-import { eventually } from '../steps/email-env.ts';
-import { aTenant, groupMembersOf, type Tenant } from '../steps/given.ts';
+import { eventually } from '../steps/eventually.ts';
+import { aTenant, groupMembersOf } from '../steps/given.ts';
 import { schemaValidator } from '../steps/openapi.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -85,14 +85,35 @@ function refusal(headers: Record<string, string>, protocols?: string[]): Promise
 }
 
 const ofType = (c: Client, type: string) => c.frames.filter((f) => f.type === type);
-const arrives = (c: Client, match: (f: Frame) => boolean) => eventually(async () => c.frames.find(match), 10_000);
+const arrives = (c: Client, match: (f: Frame) => boolean, what = 'the frame') =>
+  eventually(async () => c.frames.find(match), { what: `${what} on a socket` });
 const send = (token: string, conversationId: string, message: string) =>
   messaging.call('POST', '/v1/messages', { token, form: { conversation_id: conversationId, message } });
+const connectionsOf = (accountId: string, contactId: string, count: number) =>
+  eventually(async () => (await userConnections({ accountId, contactId })).length === count, {
+    what: `${count} connection records of ${contactId}`,
+  });
 
-async function conversationWith(t: Tenant, token: string, target: { contact_id: string } | { group_id: string }) {
+async function conversationWith(token: string, target: { contact_id: string } | { group_id: string }) {
   const res = await messaging.call('POST', '/v1/conversations', { token, form: target });
   expect([200, 201]).toContain(res.status);
   return res.body.id as string;
+}
+
+/**
+ * The sentinel for frames a socket must not get: its user sends a message
+ * of their own, and the test waits for that message's frame. The stream is
+ * read in commit order and each batch's frames are posted before the next
+ * batch is read, so any frame of a change committed before the sentinel
+ * (and read before it, as a change whose frames the test has seen was) is
+ * on the socket by then. Answers the frames the socket got other than the
+ * sentinel's own (its conversation's and its message's).
+ */
+async function framesBeforeSentinel(c: Client, token: string, to: { contact_id: string }): Promise<Frame[]> {
+  const conv = await conversationWith(token, to);
+  const sent = (await send(token, conv, 'sentinel')).body;
+  await arrives(c, (f) => f.type === 'message.created' && f.data.object.id === sent.id, 'the sentinel message');
+  return c.frames.filter((f) => f.data?.object?.id !== conv && f.data?.object?.conversation_id !== conv);
 }
 
 describe('realtime WebSocket', () => {
@@ -145,7 +166,7 @@ describe('realtime WebSocket', () => {
       connect(other.token),
     ]);
     // When alice sends bob a message from her phone
-    const aliceConv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    const aliceConv = await conversationWith(t.token, { contact_id: t.contactIds.bob! });
     const sent = (await send(t.token, aliceConv, 'hi bob')).body;
     // Then bob's frame carries his own conversation and the message, sent by alice
     const bobFrame = await arrives(bob, (f) => f.type === 'message.created');
@@ -165,10 +186,9 @@ describe('realtime WebSocket', () => {
     }
     // And bob hears of the conversation opened for him; alice of hers
     await arrives(bob, (f) => f.type === 'conversation.created' && f.data.object.id === bobConv);
-    // And carol (not a participant) and the other account get nothing at all
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(carol.frames).toEqual([]);
-    expect(stranger.frames).toEqual([]);
+    // And carol (not a participant) and the other account get nothing of it: nothing before a message of their own
+    expect(await framesBeforeSentinel(carol, carolToken, { contact_id: t.contactIds.alice! })).toEqual([]);
+    expect(await framesBeforeSentinel(stranger, other.token, { contact_id: other.contactIds.bob! })).toEqual([]);
     // And no frame reached a user other than its own
     for (const f of [...alicePhone.frames, ...aliceLaptop.frames]) expect(f.user).toBe(t.contactIds.alice);
     for (const f of bob.frames) expect(f.user).toBe(t.contactIds.bob);
@@ -178,7 +198,7 @@ describe('realtime WebSocket', () => {
     // Given alice and bob connected, and a message from alice to bob
     const t = await aTenant();
     const [alice, bob] = await Promise.all([connect(t.token), connect(t.token2)]);
-    const aliceConv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    const aliceConv = await conversationWith(t.token, { contact_id: t.contactIds.bob! });
     const sent = (await send(t.token, aliceConv, 'read me')).body;
     await arrives(bob, (f) => f.type === 'message.created' && f.data.object.id === sent.id);
     // When bob reads it
@@ -190,13 +210,14 @@ describe('realtime WebSocket', () => {
       user: t.contactIds.alice,
       data: { reader: t.contactIds.bob, read_at: read.body.read_at, object: { id: sent.id, conversation_id: aliceConv } },
     });
-    expect(ofType(bob, 'message.read')).toEqual([]);
     // When alice edits it
     await messaging.call('PUT', `/v1/messages/${sent.id}`, { token: t.token, form: { message: 'read me, edited' } });
     // Then both get message.updated in their own view (bob's with his read time)
     const bobUpdate = await arrives(bob, (f) => f.type === 'message.updated');
     expect(bobUpdate.data.object).toMatchObject({ message: 'read me, edited', read_at: read.body.read_at });
     expect(bobUpdate.data.object.conversation_id).not.toBe(aliceConv);
+    // And bob, the reader, was not told of his own read: the edit, a later change, came after it
+    expect(ofType(bob, 'message.read')).toEqual([]);
     const aliceUpdate = await arrives(alice, (f) => f.type === 'message.updated');
     expect(aliceUpdate.data.object).toMatchObject({ message: 'read me, edited', conversation_id: aliceConv });
     // When alice deletes it, bob's view hears message.deleted
@@ -214,15 +235,15 @@ describe('realtime WebSocket', () => {
     await putConnection(owner, 'aGFuZHNoYWtpbmc=', hashToken(t.token));
     expect(await userConnections(owner)).toHaveLength(3);
     // When a frame is posted to all three (an event of hers)
-    const conv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    const conv = await conversationWith(t.token, { contact_id: t.contactIds.bob! });
     await send(t.token, conv, 'anyone there?');
     await arrives(client, (f) => f.type === 'message.created');
     // Then the gone one is removed; the live one and the one in its handshake are kept
-    await eventually(async () => (await userConnections(owner)).length === 2, 10_000);
+    await connectionsOf(owner.accountId, owner.contactId, 2);
     expect((await userConnections(owner)).map((c) => c.id)).toContain('aGFuZHNoYWtpbmc=');
     // When alice closes her socket, her connection record goes too
     await client.close();
-    await eventually(async () => (await userConnections(owner)).length === 1, 10_000);
+    await connectionsOf(owner.accountId, owner.contactId, 1);
   });
 
   it('closes the sockets of a revoked token at its next event, and sends them nothing more', async () => {
@@ -230,7 +251,7 @@ describe('realtime WebSocket', () => {
     const t = await aTenant();
     const bob = await connect(t.token2);
     const closed = new Promise<number>((resolve) => bob.ws.once('close', (code) => resolve(code)));
-    const conv = await conversationWith(t, t.token, { contact_id: t.contactIds.bob! });
+    const conv = await conversationWith(t.token, { contact_id: t.contactIds.bob! });
     await send(t.token, conv, 'before');
     await arrives(bob, (f) => f.type === 'message.created');
     // When his token is revoked, and alice sends him another message
@@ -239,7 +260,7 @@ describe('realtime WebSocket', () => {
     // Then his socket is closed by the server, without that message, and his connection is forgotten
     await closed;
     expect(bob.frames.some((f) => f.data?.object?.id === after.id)).toBe(false);
-    await eventually(async () => (await userConnections({ accountId: t.accountId, contactId: t.contactIds.bob! })).length === 0, 10_000);
+    await connectionsOf(t.accountId, t.contactIds.bob!, 0);
   });
 
   it('gives each of 50 connected members every event of their own exactly once', async () => {
@@ -250,15 +271,24 @@ describe('realtime WebSocket', () => {
     const tokens = [t.token, t.token2, carolToken, ...more.map((m) => m.token!)];
     const clients = await Promise.all(tokens.map((token) => connect(token)));
     // When alice sends the group three messages
-    const conv = await conversationWith(t, t.token, { group_id: t.groupId });
+    const conv = await conversationWith(t.token, { group_id: t.groupId });
     const sent: string[] = [];
     for (const text of ['one', 'two', 'three']) sent.push((await send(t.token, conv, text)).body.id);
     // Then every member's socket gets message.created for each of the three, once each, in their own view
-    await eventually(async () => clients.every((c) => ofType(c, 'message.created').length >= 3), 20_000);
-    await new Promise((r) => setTimeout(r, 500));
+    await eventually(() => clients.every((c) => ofType(c, 'message.created').length >= 3), {
+      what: 'three messages on all 50 sockets',
+      timeoutMs: 25_000,
+    });
+    // (counted once a fourth message, sent after those frames were seen, has reached every socket: a later
+    // change of each member's conversation, read after theirs, so any repeat of the three came before it)
+    const sentinel = (await send(t.token, conv, 'sentinel')).body.id;
+    await eventually(() => clients.every((c) => c.frames.some((f) => f.type === 'message.created' && f.data.object.id === sentinel)), {
+      what: 'the fourth message on all 50 sockets',
+      timeoutMs: 25_000,
+    });
     const convIds = new Set<unknown>();
     for (const c of clients) {
-      const created = ofType(c, 'message.created');
+      const created = ofType(c, 'message.created').filter((f) => f.data.object.id !== sentinel);
       expect(created.map((f) => f.data.object.id).sort()).toEqual([...sent].sort());
       expect(new Set(created.map((f) => f.user)).size).toBe(1);
       expect(new Set(created.map((f) => f.id)).size).toBe(3);
@@ -269,5 +299,5 @@ describe('realtime WebSocket', () => {
     }
     // And each member's frames name their own conversation (50 views of one thread)
     expect(convIds.size).toBe(50);
-  });
+  }, 60_000);
 });

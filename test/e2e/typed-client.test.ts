@@ -12,7 +12,7 @@ import {
 import { startApiServer, type RunningApi } from '../../scripts/local/http-server.ts';
 import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { startStreams } from '../../scripts/local/runtime.ts';
-import { eventually } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { aTenant } from '../steps/given.ts';
 import { assertMatchesOpenApi } from '../steps/openapi.ts';
 
@@ -62,7 +62,7 @@ describe('the typed client against the local service', () => {
     const heard: UserEvent[] = [];
     const before = realtime.connections();
     sockets.push(connectRealtime({ url: realtime.url, token: t.token2, WebSocket, onEvent: (e) => heard.push(e) }));
-    await eventually(async () => realtime.connections() > before, 5_000);
+    await eventually(async () => realtime.connections() > before, { what: 'the awaited events', timeoutMs: 5_000 });
     // When alice opens a conversation with bob and sends him a message, retry-safe with an idempotency key
     const conversation = unwrap(await alice.POST('/v1/conversations', { body: { contact_id: t.contactIds.bob! } }));
     const sent = await alice.POST('/v1/messages', {
@@ -72,7 +72,10 @@ describe('the typed client against the local service', () => {
     expect(sent.response.status).toBe(201);
     const message = unwrap(sent);
     // Then bob's helper delivers message.created, in his view, once
-    const created = await eventually(async () => heard.find((e) => e.type === 'message.created'), 10_000);
+    const created = await eventually(async () => heard.find((e) => e.type === 'message.created'), {
+      what: 'the awaited events',
+      timeoutMs: 10_000,
+    });
     expect(created).toMatchObject({ user: t.contactIds.bob, data: { object: { id: message.id, message: 'hi from the typed client' } } });
     expect(new Set(heard.map((e) => e.id)).size).toBe(heard.length);
     expect(sockets[0]!.lastEventId).toBe(heard.at(-1)!.id);

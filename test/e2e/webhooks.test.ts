@@ -11,7 +11,8 @@ import { createWebhook } from '#shared/webhooks/subscribe';
 import { checkWebhookUrl } from '#shared/webhooks/url-guard';
 import { invoke } from '../../scripts/local/lambda.ts';
 import { startStreams } from '../../scripts/local/runtime.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -72,7 +73,8 @@ afterAll(async () => {
 
 const at = (path: string) => received.filter((r) => r.path === path);
 const ofType = (path: string, type: string) => at(path).filter((r) => r.event.type === type);
-const arrived = (path: string, type: string, count = 1) => eventually(async () => ofType(path, type).length >= count && ofType(path, type));
+const arrived = (path: string, type: string, count = 1) =>
+  eventually(() => ofType(path, type).length >= count && ofType(path, type), { what: `${count} ${type} at ${path}` });
 
 /** An endpoint of the tenant's account at a path of its own on the receiver. */
 async function subscribe(t: Tenant, path: string, events?: string) {
@@ -160,9 +162,9 @@ describe('webhooks', () => {
     // One per view: alice's own, and bob's opened by the delivery
     expect(new Set(opened.map((r) => r.event.user))).toEqual(new Set([t.contactIds.alice, t.contactIds.bob]));
     expect(opened.find((r) => r.event.user === t.contactIds.alice)!.event.data.object.id).toBe(conv.id);
-    const muted = await eventually(async () =>
-      ofType('/messaging', 'conversation.updated').find((r) => r.event.data.object.is_muted === true),
-    );
+    const muted = await eventually(() => ofType('/messaging', 'conversation.updated').find((r) => r.event.data.object.is_muted === true), {
+      what: 'the muted conversation.updated',
+    });
     expect(muted.event.user).toBe(t.contactIds.alice);
     expect((await arrived('/messaging', 'conversation.deleted'))[0]!.event.data.object.id).toBe(conv.id);
     for (const r of at('/messaging')) {
@@ -259,11 +261,14 @@ describe('webhooks', () => {
     expect(new Set(attempts.map((r) => r.headers['webhook-id'])).size).toBe(1);
     for (const r of attempts) expect(verify(secret, r)).toEqual(r.event);
     // And the deliveries command shows two failures and the success
-    const shown = await eventually(async () => {
-      const { webhookDeliveries } = await import('#shared/webhooks/manage');
-      const d = (await webhookDeliveries(webhook_id))!;
-      return d.deliveries.length >= 3 && d;
-    });
+    const shown = await eventually(
+      async () => {
+        const { webhookDeliveries } = await import('#shared/webhooks/manage');
+        const d = (await webhookDeliveries(webhook_id))!;
+        return d.deliveries.length >= 3 && d;
+      },
+      { what: 'three deliveries recorded' },
+    );
     expect(shown.deliveries.map((d) => d.outcome)).toEqual(['succeeded', 'retrying', 'retrying']);
     expect(shown.deliveries.map((d) => d.status_code)).toEqual([204, 500, 500]);
   }, 60_000);
@@ -303,7 +308,10 @@ describe('webhooks', () => {
       );
     const feedBatches = () => captured.filter((b) => b.handler === 'workers/event-feed').filter(ours('USER#'));
     const webhookBatches = () => captured.filter((b) => b.handler === 'workers/webhook-events').filter(ours('EVENTS'));
-    await eventually(async () => feedBatches().length > 0 && webhookBatches().length > 0, 45_000);
+    await eventually(() => feedBatches().length > 0 && webhookBatches().length > 0, {
+      what: 'the batches holding our change and its appended event captured',
+      timeoutMs: 45_000,
+    });
     await capture.stop();
     // When the feed writer is handed its batch again (as Lambda does after a failure)
     for (const { event } of feedBatches()) await invoke('workers/event-feed', event);

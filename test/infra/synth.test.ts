@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { feedPartition } from '#shared/data/events';
@@ -19,7 +19,9 @@ import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/r
 import { startWorkers } from '../../scripts/local/runtime.ts';
 import WebSocket from 'ws';
 import { aTenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
+import { queuesSettled } from '../steps/queues.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
 const run = promisify(execFile);
@@ -121,16 +123,6 @@ describe('cdk synth', () => {
       sqs.destroy();
     });
 
-    const queueEmpty = async (url: string) => {
-      const { Attributes: a } = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: url,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      return a?.ApproximateNumberOfMessages === '0' && a.ApproximateNumberOfMessagesNotVisible === '0';
-    };
-
     it('answer every route of the messaging API', async () => {
       const t = await aTenant();
       const as = { token: t.token };
@@ -160,7 +152,7 @@ describe('cdk synth', () => {
           MessageBody: JSON.stringify({ kind: 'purge-conversation', accountId: t.accountId, subject: `CONV#${id}`, chain: 'synth' }),
         }),
       );
-      await eventually(() => queueEmpty(urls.purge));
+      await queuesSettled([urls.purge], 'the purge job handled');
 
       // A group message reaches bob in his own conversation; the delivery worker takes a (here finished) job from its queue.
       const group = await messaging.call('POST', '/v1/conversations', { ...as, form: { group_id: t.groupId } });
@@ -180,7 +172,7 @@ describe('cdk synth', () => {
           }),
         }),
       );
-      await eventually(() => queueEmpty(urls.delivery));
+      await queuesSettled([urls.delivery], 'the fan-out job handled');
     });
 
     it('answer every platform route with the secret key', async () => {
@@ -241,10 +233,13 @@ describe('cdk synth', () => {
         json: { emails: ['a@example.com', 'b@gmail.com', 'bad'] },
       });
       expect(added.status).toBe(200);
-      const done = await eventually(async () => {
-        const res = await email.call('GET', `/api/v1/emailList/${listId}`, as);
-        return res.body.status === 'completed' && res.body;
-      });
+      const done = await eventually(
+        async () => {
+          const res = await email.call('GET', `/api/v1/emailList/${listId}`, as);
+          return res.body.status === 'completed' && res.body;
+        },
+        { what: `list ${listId} completed` },
+      );
       expect(done).toMatchObject({ email_count: 2, rejected_count: 1 });
       expect((await email.call('GET', `/api/v1/emailList/${listId}/emails`, as)).body.emails).toHaveLength(2);
       expect((await email.call('DELETE', `/api/v1/emailList/${listId}`, as)).status).toBe(200);
@@ -254,9 +249,8 @@ describe('cdk synth', () => {
       await sqs.send(
         new SendMessageCommand({ QueueUrl: urls.deadLetters, MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: [valid] }) }),
       );
-      await eventually(() => queueEmpty(urls.deadLetters));
-      // The emulator's counts can read empty before the event source has taken the message: wait for the invocation itself.
-      await eventually(async () => [...invoked].some((id) => id.startsWith('ValidationDeadLettersWorkerFn')));
+      await queuesSettled([urls.deadLetters], 'the dead-lettered batch handled');
+      expect([...invoked].some((id) => id.startsWith('ValidationDeadLettersWorkerFn'))).toBe(true);
       await expect(invoke({ handler: 'workers/sweeper' }, {}, 60)).resolves.toMatchObject({ resent: expect.any(Number) });
     });
 
@@ -307,9 +301,8 @@ describe('cdk synth', () => {
         event: { id: 'evt_x', type: 'conversation.created', created_at: 1, data: { object: {} } },
       };
       await sqs.send(new SendMessageCommand({ QueueUrl: urls.webhooks, MessageBody: JSON.stringify(job) }));
-      await eventually(() => queueEmpty(urls.webhooks));
-      // The emulator's counts can read empty before the event source has taken the message: wait for the invocation itself.
-      await eventually(async () => [...invoked].some((id) => id.startsWith('DeliverWebhooksWorkerFn')));
+      await queuesSettled([urls.webhooks], 'the webhook job handled');
+      expect([...invoked].some((id) => id.startsWith('DeliverWebhooksWorkerFn'))).toBe(true);
     });
 
     it('run the WebSocket routes, their authorizer and the realtime fan-out', async () => {
@@ -320,7 +313,7 @@ describe('cdk synth', () => {
       socket.on('message', (data) => frames.push(JSON.parse(data.toString())));
       await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
       socket.send(JSON.stringify({ action: 'ping' }));
-      await eventually(async () => frames.some((f) => f.type === 'pong'));
+      await eventually(() => frames.some((f) => f.type === 'pong'), { what: 'the pong' });
       const conversation = await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } });
       const sent = await messaging.call('POST', '/v1/messages', {
         token: t.token,
@@ -336,9 +329,11 @@ describe('cdk synth', () => {
       const appended = await lastEventRecord({ accountId: t.accountId, contactId: t.contactIds.bob! }, '4');
       await expect(invoke({ handler: 'workers/realtime-events' }, { Records: [appended] }, 60)).resolves.toEqual({ batchItemFailures: [] });
       // Then bob's socket gets the frame, and his closing it runs $disconnect
-      await eventually(async () => frames.some((f) => f.type === 'message.created' && f.data.object.id === sent.body.id));
+      await eventually(() => frames.some((f) => f.type === 'message.created' && f.data.object.id === sent.body.id), {
+        what: "bob's frame of the message",
+      });
       socket.close();
-      await eventually(async () => [...invoked].some((id) => id.startsWith('RealtimeDisconnectFn')));
+      await eventually(() => [...invoked].some((id) => id.startsWith('RealtimeDisconnectFn')), { what: 'the $disconnect route run' });
     });
 
     it('ran every function of the template, each from its own bundle', () => {

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resetValidatorConfig, validateEmail, type ValidationResult } from '#shared/email/validator/index';
 import { MAX_PROBED_ADDRESSES, MAX_PROBED_HOSTS } from '#shared/email/validator/mail-domain';
+import { eventually } from '../steps/eventually.ts';
 import { scopedEnv } from '../steps/scoped-env.ts';
 import { startDnsServer, type DnsServer } from '../../scripts/local/dns-server.ts';
 import { refusedPort, startSmtpPair, startSmtpServer, type SmtpListener } from '../steps/smtp-servers.ts';
@@ -85,9 +86,9 @@ async function completed(address: string): Promise<ValidationResult> {
   return outcome.result;
 }
 
-const until = async (condition: () => boolean, ms = 1000) => {
-  for (const end = Date.now() + ms; !condition() && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
-};
+/** The probe's QUIT reaches the host after the validation has its answer: it is waited for. */
+const quits = (smtp: { quits: () => number }, count: number) =>
+  eventually(() => smtp.quits() >= count, { what: `${count} QUIT at the mail host`, intervalMs: 10 });
 
 describe('SMTP_PROBE=tcp', () => {
   it('a host that greets with 220 is connectable, and is told QUIT', async () => {
@@ -96,7 +97,7 @@ describe('SMTP_PROBE=tcp', () => {
     const result = await completed('user@one-mx.test');
     expect(result).toMatchObject({ is_valid: true, can_connect: true, mx_record_count: 1, connectable_mx_record_count: 1 });
     expect(smtp.connections()).toBe(1);
-    await until(() => smtp.quits() === 1);
+    await quits(smtp, 1);
     expect(smtp.quits()).toBe(1);
   });
 
@@ -226,7 +227,7 @@ describe('SMTP_PROXY (SOCKS5)', () => {
     const result = await completed('user@one-mx.test');
     expect(result).toMatchObject({ can_connect: true, connectable_mx_record_count: 1 });
     expect(proxy.destinations()).toEqual([{ host: '127.0.0.1', port: smtp.port }]);
-    await until(() => smtp.quits() === 1);
+    await quits(smtp, 1);
     expect(smtp.quits()).toBe(1);
   });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resetValidatorConfig } from '#shared/email/validator/index';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, standardZones, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, standardZones, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { startMailboxServer, type MailboxServer } from '../steps/smtp-mailboxes.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -49,10 +50,13 @@ describe('greylisting through the worker', () => {
 
   const create = (address: string) => api.call('POST', '/api/v1/emails', { token: t.token, json: { emails: [address] } });
   const finished = (id: number) =>
-    eventually(async () => {
-      const res = await api.call('GET', `/api/v1/email/${id}`, { token: t.token });
-      return res.body.status === 'completed' && res.body;
-    }, 30_000);
+    eventually(
+      async () => {
+        const res = await api.call('GET', `/api/v1/email/${id}`, { token: t.token });
+        return res.body.status === 'completed' && res.body;
+      },
+      { what: `email ${id} completed`, timeoutMs: 30_000 },
+    );
 
   it('answers pending inline, then deliverable after a delayed retry', async () => {
     const res = await create('jane@grey.test');

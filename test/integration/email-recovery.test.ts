@@ -11,7 +11,9 @@ import { recoverLostWork, settle } from '#shared/email/outbox';
 import { resetConfig } from '#shared/config';
 import { scopedEnv } from '../steps/scoped-env.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
+import { validationSettled } from '../steps/queues.ts';
 
 const record = (messageId: string, body: unknown) =>
   ({ messageId, body: JSON.stringify(body), attributes: { ApproximateReceiveCount: '1' } }) as unknown as SQSEvent['Records'][number];
@@ -50,7 +52,11 @@ describe('recovering lost validation work', () => {
     const { requeued } = await pass();
     // Then the overdue one is validated, the other still waits for its own due time
     expect(requeued).toBeGreaterThanOrEqual(1);
-    await eventually(async () => (await getEmail(t.accountId, overdue!.id))?.status === 'completed');
+    await eventually(async () => (await getEmail(t.accountId, overdue!.id))?.status === 'completed', {
+      what: 'the overdue email completed',
+    });
+    // (looked at once every message queued so far is handled: the overdue one's went out in a message of its own)
+    await validationSettled();
     expect((await getEmail(t.accountId, recent!.id))?.status).toBe('pending');
     // And a second pass leaves it alone: its due time moved on when it was queued again
     expect((await pass()).requeued).toBe(0);
@@ -83,8 +89,12 @@ describe('recovering lost validation work', () => {
     // When the recovery pass finds the stranded outbox
     await recoverLostWork({ strandedAfterMs: 0, dueBeforeMs: 0, deadline: Date.now() + 10_000 });
     // Then the two whose guards still name them are back and validated, and the list's counts say so
-    await eventually(async () => (await getEmail(t.accountId, kept1!.id))?.status === 'completed');
-    await eventually(async () => (await getEmail(t.accountId, kept2!.id))?.status === 'completed');
+    await eventually(async () => (await getEmail(t.accountId, kept1!.id))?.status === 'completed', {
+      what: 'the first kept email completed',
+    });
+    await eventually(async () => (await getEmail(t.accountId, kept2!.id))?.status === 'completed', {
+      what: 'the second kept email completed',
+    });
     // And the deleted one stays deleted
     expect(await getEmail(t.accountId, deleted!.id)).toBeUndefined();
   });
@@ -108,7 +118,9 @@ describe('recovering lost validation work', () => {
     });
     // Then it queues the email again, and the list completes with its count
     expect(requeued).toBeGreaterThanOrEqual(1);
-    await eventually(async () => (await getEmail(t.accountId, chunk!.emails[0]!.id))?.status === 'completed');
+    await eventually(async () => (await getEmail(t.accountId, chunk!.emails[0]!.id))?.status === 'completed', {
+      what: 'the stranded email completed',
+    });
     expect(await getEmailList(t.accountId, list.id)).toMatchObject({ email_count: 1, pending_count: 0 });
   });
 

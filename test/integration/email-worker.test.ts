@@ -11,7 +11,9 @@ import { keys } from '#shared/db/keys';
 import { resumeAwaiting } from '#shared/email/outbox';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
+import { validationSettled } from '../steps/queues.ts';
 import { captureLogs } from '../steps/logs.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -38,24 +40,29 @@ describe('email validation worker', () => {
     api.call('POST', `/api/v1/emailList/${listId}/emails`, { token: tenant.token, json: { emails } });
   const internals = (listId: number, tenant = t) => getEmailList(tenant.accountId, listId);
   const completed = (listId: number, tenant = t) =>
-    eventually(async () => {
-      const list = await internals(listId, tenant);
-      return list && listStatus(list) === 'completed' && list;
-    }, 30_000);
+    eventually(
+      async () => {
+        const list = await internals(listId, tenant);
+        return list && listStatus(list) === 'completed' && list;
+      },
+      { what: `list ${listId} completed`, timeoutMs: 25_000 },
+    );
 
   it('does not count a redelivered message twice', async () => {
+    // Given a list of three emails, validated
     const list = await newList();
     const res = await add(list.id, ['r1@example.com', 'r2@example.com', 'r3@example.com']);
     await completed(list.id);
     const ids = res.body.emails.map((e: { id: number }) => e.id);
-    // The same work again, as SQS does after a worker crashed before deleting the message.
+    // When the same work comes again, as SQS delivers it after a worker crashed before deleting the message
     await sqs.send(
       new SendMessageCommand({
         QueueUrl: process.env.VALIDATION_QUEUE_URL!,
         MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }),
       }),
     );
-    await new Promise((r) => setTimeout(r, 2500));
+    // Then, once the worker has handled it to the end, the list counts each email once
+    await validationSettled();
     expect(await internals(list.id)).toMatchObject({ email_count: 3, pending_count: 0, awaiting_count: 0, has_error: false });
   });
 
@@ -111,10 +118,13 @@ describe('email validation worker', () => {
         MessageBody: JSON.stringify({ accountId: t.accountId, emailIds: ids }),
       }),
     );
-    const failed = await eventually(async () => {
-      const current = await internals(list.id);
-      return current && listStatus(current) === 'error' && current.pending_count === 0 && current;
-    });
+    const failed = await eventually(
+      async () => {
+        const current = await internals(list.id);
+        return current && listStatus(current) === 'error' && current.pending_count === 0 && current;
+      },
+      { what: `list ${list.id} marked error` },
+    );
     expect(failed).toMatchObject({ email_count: 2, has_error: true });
     for (const id of ids) {
       expect((await api.call('GET', `/api/v1/email/${id}`, { token: t.token })).body.status).toBe('error');
@@ -132,12 +142,16 @@ describe('email validation worker', () => {
       await eventually(
         async () =>
           (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }))).Messages?.length,
+        { what: `receive ${i + 1} of the poison message` },
       );
     }
-    const dead = await eventually(async () => {
-      await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }));
-      return (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_DLQ_URL!, WaitTimeSeconds: 1 }))).Messages;
-    });
+    const dead = await eventually(
+      async () => {
+        await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_QUEUE_URL!, WaitTimeSeconds: 1 }));
+        return (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queuesEnv.VALIDATION_DLQ_URL!, WaitTimeSeconds: 1 }))).Messages;
+      },
+      { what: 'the poison message on the dead-letter queue' },
+    );
     expect(dead[0]!.Body).toBe('poison');
   }, 30_000);
 
@@ -153,8 +167,9 @@ describe('email validation worker', () => {
         ExpressionAttributeValues: { ':old': keys.readyOutboxes.sortKey({ ms: Date.now() - 10 * 60_000 }) },
       }),
     );
-    await new Promise((r) => setTimeout(r, 1500));
-    // Its counts wait in the outbox too: the list does not count the email yet, and nothing validated it.
+    // Nothing queued it: once every message sent so far is handled, the list does not count the email yet
+    // (its counts wait in the outbox too), and nothing validated it.
+    await validationSettled();
     expect(await internals(list.id)).toMatchObject({ email_count: 0, pending_count: 0 });
     expect((await api.call('GET', `/api/v1/email/${chunk!.emails[0]!.id}`, { token: t.token })).body.status).toBe('pending');
     const { resent } = await sweeper();
@@ -170,8 +185,13 @@ describe('email validation worker', () => {
     expect(res.body.emailList.status).toBe('insufficient_credits');
     expect(res.body.emailList.progress).toEqual({ pending: 0, insufficient_credits: 3, finished: 0 });
     expect(res.body.emails.every((e: { status: string }) => e.status === 'pending')).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Nothing queued them: once every message sent so far is handled, the list still waits for credits, its emails unvalidated
+    await validationSettled();
     expect(listStatus((await internals(list.id, tenant))!)).toBe('insufficient_credits');
+    const held = await Promise.all(
+      res.body.emails.map((e: { id: number }) => api.call('GET', `/api/v1/email/${e.id}`, { token: tenant.token })),
+    );
+    expect(held.map((e) => e.body.status)).toEqual(['pending', 'pending', 'pending']);
 
     // What `npm run admin -- credits add` does.
     await addCredits(tenant.accountId, 5);
@@ -189,6 +209,8 @@ describe('email validation worker', () => {
     await addCredits(tenant.accountId, 1);
     await sweeper();
     const id = res.body.emails[0].id;
-    await eventually(async () => (await api.call('GET', `/api/v1/email/${id}`, { token: tenant.token })).body.status === 'completed');
+    await eventually(async () => (await api.call('GET', `/api/v1/email/${id}`, { token: tenant.token })).body.status === 'completed', {
+      what: `email ${id} completed`,
+    });
   });
 });

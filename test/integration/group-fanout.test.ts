@@ -10,15 +10,8 @@ import { startWorkers } from '../../scripts/local/runtime.ts';
 import { aTenant, groupMembersOf } from '../steps/given.ts';
 import { holdings } from '../steps/holdings.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
+import { eventually } from '../steps/eventually.ts';
 import { jobOf } from '../steps/jobs.ts';
-
-const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 60_000) => {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-};
 
 let workers: ReturnType<typeof startWorkers>;
 let messaging: ApiClient;
@@ -55,10 +48,13 @@ describe('a send to a 1,000-member group, through the delivery queue and worker'
     // And the record lists every recipient, and the worker finishes what the request left
     const job = { accountId: t.accountId, subject: messageSubject(message.id) };
     expect(((await jobOf(job))!.payload as { recipients: string[] }).recipients.sort()).toEqual([...recipients].sort());
-    await waitUntil(async () => (await holdings(t, recipients, message.id)).entries === recipients.length);
+    await eventually(async () => (await holdings(t, recipients, message.id)).entries === recipients.length, {
+      what: 'an entry for every recipient',
+      timeoutMs: 60_000,
+    });
     const done = await holdings(t, recipients, message.id);
     expect(done).toEqual({ conversations: 999, entries: 999, unread: Array(999).fill(1) });
-    await waitUntil(async () => (await jobOf(job))!.pending === false);
+    await eventually(async () => (await jobOf(job))!.pending === false, { what: 'the fan-out job finished', timeoutMs: 60_000 });
     expect((await jobOf(job))!.cursor).toBe(999 + (24 - (999 % 24)));
 
     // When the job is delivered again from the start (a redelivered queue message after its progress was lost)
@@ -83,7 +79,7 @@ describe('a send to a 1,000-member group, through the delivery queue and worker'
       }),
     );
     // Then the worker goes through every recipient again (its record leaves the pending index once more)
-    await waitUntil(async () => (await jobOf(job))!.pending === false);
+    await eventually(async () => (await jobOf(job))!.pending === false, { what: 'the fan-out job finished', timeoutMs: 60_000 });
     // And nothing is delivered twice: one entry each, unread still 1
     expect(await holdings(t, recipients, message.id)).toEqual(done);
   });

@@ -21,7 +21,7 @@ import { deleteGroup } from '#shared/platform/groups';
 import { SETTLE_MS } from '#shared/purge/batches';
 import { purgeList } from '#shared/purge/list';
 import { startWorkers } from '../../scripts/local/runtime.ts';
-import { eventually } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
 import { aTenant, conversationWithMessages, groupMembersOf, type Tenant } from '../steps/given.ts';
 import { holdings } from '../steps/holdings.ts';
 import { jobEvent, jobOf, timePasses } from '../steps/jobs.ts';
@@ -62,7 +62,7 @@ async function restart(ref: Ref) {
 }
 
 /** The sentinel that the worker is through: a finished job leaves the pending index (most leave the table). */
-const finished = (ref: Ref) => eventually(async () => !(await jobOf(ref))?.pending);
+const finished = (ref: Ref) => eventually(async () => !(await jobOf(ref))?.pending, { what: `job ${ref.subject} finished` });
 
 const aliceOf = (t: Tenant) => ({ accountId: t.accountId, contactId: t.userContactId });
 

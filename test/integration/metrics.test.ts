@@ -4,7 +4,9 @@ import { clearValidatorCache } from '#shared/email/validator/index';
 import { instrumented } from '#shared/util/invocation';
 import { countMetric, METRICS_NAMESPACE, recordMetric } from '#shared/util/metrics';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { emailEnv, eventually, type EmailEnv } from '../steps/email-env.ts';
+import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
+import { eventually } from '../steps/eventually.ts';
+import { validationSettled } from '../steps/queues.ts';
 import { captureLogs, type CapturedLogs, type LogLine } from '../steps/logs.ts';
 import { apiClient, type ApiClient } from '../steps/when.ts';
 
@@ -136,9 +138,12 @@ describe('business metrics', () => {
     const { resumeAwaiting } = await import('#shared/email/outbox');
     await resumeAwaiting(tenant.accountId);
     // The worker runs in this process through the local event source; it finishes the list once.
-    const timed = await eventually(async () => emf(capture.lines()).find((line) => line.ListCompletionTime !== undefined));
+    const timed = await eventually(async () => emf(capture.lines()).find((line) => line.ListCompletionTime !== undefined), {
+      what: 'a ListCompletionTime line',
+    });
     expect(timed.ListCompletionTime).toBeGreaterThanOrEqual(0); // one value: printed as a number, not a list
-    await new Promise((r) => setTimeout(r, 1500));
+    // And once every validation message is handled (each invocation prints its line before its message is deleted), no other says so
+    await validationSettled();
     expect(emf(capture.lines()).filter((line) => line.ListCompletionTime !== undefined)).toHaveLength(1);
   });
 });

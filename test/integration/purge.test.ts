@@ -7,15 +7,8 @@ import { conversationMessageKeys } from '#shared/data/messages';
 import { deleteConversation } from '#shared/messaging/conversations';
 import { startWorkers } from '../../scripts/local/runtime.ts';
 import { aTenant, conversationWithMessages, type Tenant } from '../steps/given.ts';
+import { eventually } from '../steps/eventually.ts';
 import { jobOf, timePasses } from '../steps/jobs.ts';
-
-const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 20_000) => {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 const ownerOf = (t: Tenant) => ({ accountId: t.accountId, contactId: t.userContactId });
 const jobFor = (t: Tenant, conversationId: string) => ({ accountId: t.accountId, subject: `CONV#${conversationId}` });
@@ -38,7 +31,7 @@ describe('conversation purge against DynamoDB Local and the SQS emulator', () =>
     // A deadline already passed: one batch inline, the rest must go through the queue.
     await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() - 1);
     expect(await messagesLeft(t, conversationId, 500)).toBeGreaterThan(0);
-    await waitUntil(async () => (await messagesLeft(t, conversationId, 1)) === 0);
+    await eventually(async () => (await messagesLeft(t, conversationId, 1)) === 0, { what: 'every message purged' });
   });
 
   it('finishes inline when the budget allows, without the queue', async () => {
@@ -55,7 +48,7 @@ describe('conversation purge against DynamoDB Local and the SQS emulator', () =>
     const conversationId = await conversationWithMessages(t, 150);
     await deleteConversation({ accountId: t.accountId, contactId: t.userContactId }, conversationId, Date.now() - 1);
     // The worker keeps going: the good job behind the bad one completes.
-    await waitUntil(async () => (await messagesLeft(t, conversationId, 1)) === 0);
+    await eventually(async () => (await messagesLeft(t, conversationId, 1)) === 0, { what: 'every message purged' });
     sqs.destroy();
   });
 });
@@ -82,7 +75,7 @@ describe('unfinished purges', () => {
     await timePasses(job, LEASE_MS + 1000);
     const { jobs } = await sweeper();
     expect(jobs).toBeGreaterThanOrEqual(1);
-    await waitUntil(async () => (await jobOf(job)) === undefined);
+    await eventually(async () => (await jobOf(job)) === undefined, { what: 'the purge record dropped' });
     expect(await messagesLeft(t, conversationId, 1)).toBe(0);
   });
 

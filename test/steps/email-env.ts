@@ -47,14 +47,3 @@ export async function emailEnv(zones: Zones = standardZones, options: { workers?
     },
   };
 }
-
-/** Polls until `check` returns a truthy value. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ValidatorConfigError, resetValidatorConfig, validateEmail, validatorConfig } from '#shared/email/validator/index';
 import { readValidatorConfig } from '#shared/email/validator/config';
 import { TtlCache } from '#shared/email/validator/ttl-cache';
+import { eventually } from '../steps/eventually.ts';
 
 describe('validator config', () => {
   const savedProbe = process.env.SMTP_PROBE;
@@ -137,7 +138,7 @@ describe('TtlCache', () => {
   it('expires after the TTL and bounds its size', async () => {
     const cache = new TtlCache<number>(2);
     await cache.remember('a', 1, async () => 1);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(() => !cache.has('a'), { what: "the 1 ms entry of 'a' expired", intervalMs: 1 });
     expect(await cache.remember('a', 1, async () => 2)).toBe(2);
     await cache.remember('b', 60_000, async () => 1);
     await cache.remember('c', 60_000, async () => 1);
