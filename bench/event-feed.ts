@@ -65,6 +65,15 @@ const until = async (what: string, done: () => Promise<boolean> | boolean, ms = 
   }
 };
 
+/** Until `count` stops growing for 2 s: the stream consumers have caught up. */
+async function settled(count: () => Promise<number>): Promise<void> {
+  let last = -1;
+  for (let now = await count(); now !== last; now = await count()) {
+    last = now;
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+}
+
 async function feedLength(partition: string): Promise<number> {
   let count = 0;
   let start: Record<string, unknown> | undefined;
@@ -108,9 +117,9 @@ export async function eventFeed(): Promise<EventFeedResult> {
     const before = await total();
     meterFeedCalls();
     for (let i = 0; i < MESSAGES; i++) await send(`m${i}`);
-    // Each message is 7 events (shared/events/record.ts); wait for them all.
-    await until('the measured events', async () => (await total()) >= before + 7 * MESSAGES);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // At least each message's message.created in the three feeds; then until nothing more is appended for 2 s.
+    await until('the measured events', async () => (await total()) >= before + 3 * MESSAGES);
+    await settled(total);
     const appended = (await total()) - before;
     const counted = { ...meter };
 
@@ -128,8 +137,10 @@ export async function eventFeed(): Promise<EventFeedResult> {
     ).Items!;
     const lastId = (JSON.parse(String(lastSeen!.body)) as { id: string }).id;
     const bobBefore = await feedLength(bobFeed);
-    for (let i = 0; i < MISSED / 2; i++) await send(`missed${i}`);
-    await until('the missed events', async () => (await feedLength(bobFeed)) >= bobBefore + MISSED);
+    for (let i = 0; (await feedLength(bobFeed)) < bobBefore + MISSED && i < 2 * MISSED; i++) {
+      await send(`missed${i}`);
+    }
+    await settled(() => feedLength(bobFeed));
     const missed = (await feedLength(bobFeed)) - bobBefore;
     const started = performance.now();
     const ws = new WebSocket(`${stack.realtimeUrl}?after=${lastId}`, ['bearer', demo.token2]);

@@ -1,13 +1,11 @@
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedPartition } from '#shared/data/events';
 import { feedEventId } from '#shared/data/event-ids';
 import { issueToken } from '#shared/data/tokens';
-import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
-import { startStreams } from '../../scripts/local/runtime.ts';
 import { eventually } from '../steps/eventually.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
-import { apiClient, type ApiClient } from '../steps/when.ts';
+import { realtimeStack, type Frame as Event } from '../steps/sockets.ts';
+import type { ApiClient } from '../steps/when.ts';
 
 /**
  * The events feed (GET /v1/events) and the WebSocket's resume
@@ -15,62 +13,24 @@ import { apiClient, type ApiClient } from '../steps/when.ts';
  * so paging and reconnecting lose nothing and repeat nothing, even while
  * new events are committed.
  */
-interface Event {
-  id: string;
-  type: string;
-  created_at: number;
-  user?: string;
-  data: { object: Record<string, unknown> };
-}
-
-interface Socket {
-  ws: WebSocket;
-  frames: Event[];
-  close: () => Promise<void>;
-}
-
-let server: RunningRealtime;
-let streams: { stop: () => Promise<void> };
+let stack: Awaited<ReturnType<typeof realtimeStack>>;
 let messaging: ApiClient;
-const opened: Socket[] = [];
 
 beforeAll(async () => {
-  server = await startRealtimeServer(0);
-  process.env.REALTIME_ENDPOINT = server.callbackUrl;
-  streams = startStreams(process.env as Record<string, string>, { from: 'latest' });
-  messaging = await apiClient('messaging', 'http');
+  stack = await realtimeStack();
+  messaging = stack.messaging;
 });
 
-afterAll(async () => {
-  for (const s of opened) s.ws.terminate();
-  await streams?.stop();
-  await server?.close();
-  await messaging?.close();
-});
+afterAll(() => stack?.stop());
 
-function connect(token: string, after?: string): Promise<Socket> {
-  const url = after === undefined ? server.url : `${server.url}?after=${encodeURIComponent(after)}`;
-  const ws = new WebSocket(url, ['bearer', token]);
-  const socket: Socket = {
-    ws,
-    frames: [],
-    close: () =>
-      new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : (ws.once('close', () => resolve()), ws.close()))),
-  };
-  ws.on('message', (data) => socket.frames.push(JSON.parse(data.toString()) as Event));
-  opened.push(socket);
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(socket));
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)));
-    ws.once('error', reject);
-  });
-}
+/** A browser's socket (the token in the subprotocols), resuming after `after` when given. */
+const connect = (token: string, after?: string) => stack.connect(token, { via: 'protocol', after });
 
 /** What a socket opened with a bad cursor is told before the server closes it (a browser cannot read a refused upgrade's status). */
 async function cursorRefusal(token: string, after: string): Promise<{ code?: string; param?: string; closed: boolean }> {
   const socket = await connect(token, after);
-  await eventually(async () => socket.ws.readyState === socket.ws.CLOSED, { what: 'the awaited events', timeoutMs: 15_000 });
-  const [frame] = socket.frames as unknown as { type: string; error?: { code: string; param?: string } }[];
+  await eventually(async () => socket.ws.readyState === socket.ws.CLOSED, { what: 'the server closing the socket', timeoutMs: 15_000 });
+  const [frame] = socket.frames;
   return { code: frame?.error?.code, param: frame?.error?.param, closed: true };
 }
 

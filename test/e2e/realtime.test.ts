@@ -2,77 +2,29 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putConnection, userConnections } from '#shared/data/connections';
 import { hashToken, issueToken, revokeToken } from '#shared/data/tokens';
-import { startRealtimeServer, type RunningRealtime } from '../../scripts/local/realtime-server.ts';
-import { startStreams } from '../../scripts/local/runtime.ts';
+import type { RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { eventually } from '../steps/eventually.ts';
 import { aTenant, groupMembersOf } from '../steps/given.ts';
-import { schemaValidator } from '../steps/openapi.ts';
-import { apiClient, type ApiClient } from '../steps/when.ts';
+import { realtimeStack, type Frame, type Socket as Client } from '../steps/sockets.ts';
+import type { ApiClient } from '../steps/when.ts';
 
 /**
  * Realtime (docs/realtime.md): a real WebSocket client against the
  * local WebSocket API, which runs the stack's handlers; events come from the
  * table's change stream through the same fan-out code as on AWS.
  */
-interface Frame {
-  id: string;
-  type: string;
-  created_at: number;
-  user: string;
-  data: { object: Record<string, unknown>; reader?: string; read_at?: number };
-}
-
-interface Client {
-  ws: WebSocket;
-  frames: Frame[];
-  close: () => Promise<void>;
-}
-
-const validFrame = schemaValidator('RealtimeFrame');
+let stack: Awaited<ReturnType<typeof realtimeStack>>;
 let server: RunningRealtime;
-let streams: { stop: () => Promise<void> };
 let messaging: ApiClient;
-const opened: Client[] = [];
 
 beforeAll(async () => {
-  server = await startRealtimeServer(0);
-  process.env.REALTIME_ENDPOINT = server.callbackUrl;
-  streams = startStreams(process.env as Record<string, string>, { from: 'latest' });
-  messaging = await apiClient('messaging', 'http');
+  stack = await realtimeStack();
+  ({ server, messaging } = stack);
 });
 
-afterAll(async () => {
-  for (const c of opened) c.ws.terminate();
-  await streams?.stop();
-  await server?.close();
-  await messaging?.close();
-});
+afterAll(() => stack?.stop());
 
-/** Opens a socket with the token in the Authorization header, or as a browser does, in the subprotocols. */
-function connect(token: string, via: 'header' | 'protocol' = 'header'): Promise<Client> {
-  const ws =
-    via === 'header'
-      ? new WebSocket(server.url, { headers: { Authorization: `Bearer ${token}` } })
-      : new WebSocket(server.url, ['bearer', token]);
-  const client: Client = {
-    ws,
-    frames: [],
-    close: () =>
-      new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : (ws.once('close', () => resolve()), ws.close()))),
-  };
-  ws.on('message', (data) => {
-    const frame = JSON.parse(data.toString()) as Frame;
-    // Every frame any test receives is one docs/openapi.yaml describes (RealtimeFrame).
-    if (!validFrame(frame)) throw new Error(`frame not in docs/openapi.yaml: ${JSON.stringify(validFrame.errors)}\n${data}`);
-    client.frames.push(frame);
-  });
-  opened.push(client);
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(client));
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)));
-    ws.once('error', reject);
-  });
-}
+const connect = (token: string, via: 'header' | 'protocol' = 'header') => stack.connect(token, { via });
 
 /** The status a refused upgrade answered. */
 function refusal(headers: Record<string, string>, protocols?: string[]): Promise<number> {
