@@ -4,7 +4,8 @@ import { db, tableName } from '#shared/db/client';
 import { getItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { threadOf, toConversation } from '#shared/data/conversations';
-import { contentPut, participantParts, type NewMessage } from '#shared/data/messages';
+import type { NewMessage } from '#shared/data/message-items';
+import { contentPut, participantParts } from '#shared/data/messages';
 
 /**
  * 0.2 → 0.3: a 0.2 message is whole in its sender's conversation partition
