@@ -1,8 +1,7 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { jobItem, type JobRecord } from '#shared/data/jobs';
-import { db, tableName } from '#shared/db/client';
-import { condition } from '#shared/db/expression';
+import { attr, condition } from '#shared/db/expression';
 import { deleteItem, putItem, unlessConditionFails, type Item } from '#shared/db/items';
+import { scanPages } from '#shared/db/scan';
 
 type Moved = Omit<JobRecord, 'pending' | 'holder'>;
 
@@ -47,18 +46,8 @@ function fromPurge(item: Item): Moved {
  */
 export async function migrateJobs(log: (line: string) => void = () => undefined) {
   const counts = { fanouts: 0, purges: 0 };
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new ScanCommand({
-        TableName: tableName(),
-        FilterExpression: '#type IN (:fanout, :purge)',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':fanout': 'fanout', ':purge': 'purge' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
+  for await (const page of scanPages(condition`${attr('type')} IN (${'fanout'}, ${'purge'})`)) {
+    for (const item of page) {
       const job = item.type === 'fanout' ? fromFanout(item) : fromPurge(item);
       const unfinished = item.gsi2pk !== undefined;
       // A job already written (a run interrupted before the old item's delete, or a newer job of the same subject) stays as it is.
@@ -67,7 +56,6 @@ export async function migrateJobs(log: (line: string) => void = () => undefined)
       counts[item.type === 'fanout' ? 'fanouts' : 'purges']++;
       log(`${String(item.pk)}: ${job.kind} job ${job.subject}${unfinished ? ', due now' : ''}`);
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return counts;
 }

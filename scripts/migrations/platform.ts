@@ -1,9 +1,7 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { putItem, updateItem } from '#shared/db/items';
-import { condition, update } from '#shared/db/expression';
-import { db, tableName } from '#shared/db/client';
+import { putItem, unlessConditionFails, updateItem } from '#shared/db/items';
+import { attr, condition, update } from '#shared/db/expression';
 import { keys } from '#shared/db/keys';
-import { unlessConditionFails } from '#shared/db/items';
+import { scanPages } from '#shared/db/scan';
 
 /**
  * 0.3 → 0.4: the index entries the platform endpoints read, for items 0.3
@@ -17,18 +15,9 @@ import { unlessConditionFails } from '#shared/db/items';
  */
 export async function migratePlatform(log: (line: string) => void = () => undefined) {
   const counts = { contacts: 0, groups: 0, members: 0, tokens: 0, username_conflicts: 0 };
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new ScanCommand({
-        TableName: tableName(),
-        FilterExpression: '#type IN (:contact, :group, :token) OR begins_with(sk, :member)',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':contact': 'contact', ':group': 'group', ':token': 'token', ':member': keys.groupMember.skPrefix },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
+  const wanted = condition`${attr('type')} IN (${'contact'}, ${'group'}, ${'token'}) OR begins_with(sk, ${keys.groupMember.skPrefix})`;
+  for await (const page of scanPages(wanted)) {
+    for (const item of page) {
       const key = { pk: String(item.pk), sk: String(item.sk) };
       const set = (entry: Record<string, string>) =>
         updateItem(key, update().set`gsi1pk = ${entry.gsi1pk}, gsi1sk = ${entry.gsi1sk}`.when`attribute_exists(pk)`);
@@ -60,7 +49,6 @@ export async function migratePlatform(log: (line: string) => void = () => undefi
         }
       }
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return counts;
 }

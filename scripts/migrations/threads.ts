@@ -1,10 +1,11 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { transactNamed } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
+import { attr, condition } from '#shared/db/expression';
 import { getItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
+import { scanPages } from '#shared/db/scan';
 import { threadOf, toConversation } from '#shared/data/conversations';
-import { contentPut, participantParts, type NewMessage } from '#shared/data/messages';
+import type { NewMessage } from '#shared/data/message-items';
+import { contentPut, participantParts } from '#shared/data/messages';
 
 /**
  * 0.2 → 0.3: a 0.2 message is whole in its sender's conversation partition
@@ -18,18 +19,8 @@ import { contentPut, participantParts, type NewMessage } from '#shared/data/mess
 export async function migrateThreads(log: (line: string) => void = () => undefined): Promise<{ moved: number; skipped: number }> {
   let moved = 0;
   let skipped = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new ScanCommand({
-        TableName: tableName(),
-        FilterExpression: '#type = :message AND begins_with(sk, :entry)',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':message': 'message', ':entry': keys.message.skPrefix },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const old of page.Items ?? []) {
+  for await (const page of scanPages(condition`${attr('type')} = ${'message'} AND begins_with(sk, ${keys.message.skPrefix})`)) {
+    for (const old of page) {
       const owner = { accountId: old.account_id as string, contactId: old.contact_id as string };
       const conversation = await getItem(
         keys.conversation.key({ acct: owner.accountId, user: owner.contactId, conv: old.conversation_id as string }),
@@ -76,8 +67,7 @@ export async function migrateThreads(log: (line: string) => void = () => undefin
       if (failed.length === 0) moved++;
       else skipped++;
     }
-    start = page.LastEvaluatedKey;
     log(`moved ${moved}, skipped ${skipped}`);
-  } while (start);
+  }
   return { moved, skipped };
 }

@@ -1,7 +1,7 @@
 import { attr, update } from '#shared/db/expression';
 import { unlessConditionFails, updateItem } from '#shared/db/items';
 import type { Owner } from '#shared/db/keys';
-import { asReadBy, contentKeyOf, type Attachment, type Message } from '#shared/data/messages';
+import { asReadBy, contentKeyOf, type Attachment, type Message } from '#shared/data/message-items';
 
 /** A change of a stored message (its text, reactions, attachments) as one write that commutes with any other request's. */
 

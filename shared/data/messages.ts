@@ -1,137 +1,23 @@
-import * as v from 'valibot';
-import { parseItem } from '#shared/db/item-schema';
-import { isRecord } from '#shared/util/object-schema';
 import { batchGet, txCheck, txDelete, txPut, type NamedItems, type TransactItem } from '#shared/db/batch';
 import { condition } from '#shared/db/expression';
 import { getItem, query, type Key } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { findConversation, toConversation, type Conversation } from '#shared/data/conversations';
+import {
+  asReadBy,
+  contentKey,
+  contentKeyOf,
+  entryKey,
+  locatorKey,
+  messageValues,
+  toContent,
+  toEntry,
+  type Entry,
+  type Message,
+  type NewMessage,
+} from '#shared/data/message-items';
 import { looksLikeId } from '#shared/util/ids';
-
-export interface Attachment {
-  id: string;
-  type: 'image' | 'video' | 'audio' | 'file';
-  url: string;
-  name: string | null;
-  mime_type: string | null;
-  size: number | null;
-}
-
-/** Reactions keep first-added order, so they are a list of named entries. */
-export interface ReactionEntry {
-  name: string;
-  contacts: string[];
-}
-
-/** A message as one participant reads it: the thread's message with their conversation and read state. */
-export interface Message {
-  id: string;
-  account_id: string;
-  /** The reader's own conversation. */
-  conversation_id: string;
-  /** The thread it is stored in (see keys.threadMessage). */
-  thread: string;
-  /** The sender. */
-  contact_id: string;
-  message: string;
-  reactions: ReactionEntry[];
-  attachments: Attachment[];
-  /** The reader's read time; for the sender, when another participant first read it. */
-  read_at: number | null;
-  created_at: number;
-  updated_at: number | null;
-  /** Encoded size of the reactions and attachments (see shared/messaging/size.ts); only ever over-counts. */
-  extras_bytes: number;
-}
-
-/** What a new message stores once, in its thread. */
-export type NewMessage = Omit<Message, 'conversation_id' | 'read_at' | 'updated_at' | 'reactions'>;
-
-/**
- * Stored reactions are a map from name to `[seq, contact, contact, ...]`:
- * `seq` (when the name was first added) orders the names, the list order
- * the contacts. Each name is its own map entry, so adding to one name,
- * creating another or removing a third are separate paths of one atomic
- * UpdateItem and commute with every other request's. Two requests adding
- * the same contact at once may both append it; reading keeps the first.
- */
-type StoredReactions = Record<string, [number, ...string[]]>;
-
-const toReactions = (stored: StoredReactions): ReactionEntry[] =>
-  Object.entries(stored)
-    .sort(([a, [x]], [b, [y]]) => x - y || (a < b ? -1 : 1))
-    .map(([name, [, ...contacts]]) => ({ name, contacts: [...new Set(contacts)] }));
-
-// Built in /* @__PURE__ */ calls, so that esbuild drops them from functions that never read these items (shared/db/item-schema.ts).
-const storedReaction = /* @__PURE__ */ (() => v.tupleWithRest([v.number()], v.string()))();
-
-/**
- * A map of name to `[seq, ...contacts]`. Not v.record, which takes an array
- * for a map and leaves out keys named `constructor`, `prototype` or
- * `__proto__` without an issue: a stored value that is not such a map must
- * fail the parse, and one that is must read as stored.
- */
-const storedReactions = /* @__PURE__ */ (() =>
-  v.custom<StoredReactions>(
-    (value) => isRecord(value) && Object.values(value).every((entry) => v.is(storedReaction, entry)),
-    'a map of reaction names to [sequence, ...contacts]',
-  ))();
-
-const attachmentItem = /* @__PURE__ */ (() =>
-  v.object({
-    id: v.string(),
-    type: v.picklist(['image', 'video', 'audio', 'file']),
-    url: v.string(),
-    name: v.nullable(v.string()),
-    mime_type: v.nullable(v.string()),
-    size: v.nullable(v.number()),
-  }))();
-
-// v.optional(x, d): absent, read as d; v.nullish(x, null): null or absent, read as null.
-/** The message as stored once in its thread; read_at there is the first read by a participant other than the sender. */
-const contentSchema = /* @__PURE__ */ (() =>
-  v.object({
-    id: v.string(),
-    account_id: v.string(),
-    thread: v.string(),
-    contact_id: v.string(),
-    message: v.string(),
-    // An absent map reads as no reactions.
-    reactions: v.pipe(v.optional(storedReactions, {}), v.transform(toReactions)),
-    attachments: v.optional(v.array(attachmentItem), []),
-    read_at: v.nullish(v.number(), null),
-    created_at: v.number(),
-    updated_at: v.nullish(v.number(), null),
-    extras_bytes: v.optional(v.number(), 0),
-  }))();
-
-/** A participant's entry: which of their conversations holds the message, and when they read it. */
-const entrySchema = /* @__PURE__ */ (() =>
-  v.object({
-    id: v.string(),
-    conversation_id: v.string(),
-    thread: v.string(),
-    contact_id: v.string(),
-    read_at: v.nullish(v.number(), null),
-  }))();
-
-export type Entry = v.InferOutput<typeof entrySchema>;
-
-/** A thread's stored message (from a change stream image) as one participant's conversation shows it. */
-export const toThreadMessage = (item: Record<string, unknown>, conversationId: string): Message => ({
-  ...parseItem(contentSchema, item),
-  conversation_id: conversationId,
-});
-
-/** The message as `reader` has it: their conversation, and their read time (the sender's is the first other reader's). */
-export function asReadBy(reader: string, content: Record<string, unknown>, entry: Entry): Message {
-  const m = parseItem(contentSchema, content);
-  return { ...m, conversation_id: entry.conversation_id, read_at: m.contact_id === reader ? m.read_at : entry.read_at };
-}
-
-/** An entry (a change stream image) as read: its message id, thread, sender, conversation and read time. */
-export const toEntry = (item: Record<string, unknown>) => parseItem(entrySchema, item);
 
 /**
  * The thread's message of an entry as that entry's participant has it, or
@@ -160,7 +46,7 @@ export async function messageForParticipants(
   content: Record<string, unknown>,
   participants: string[],
 ): Promise<{ reader: string; message: Message }[]> {
-  const m = parseItem(contentSchema, content);
+  const m = toContent(content);
   const owners = participants.map((contactId) => ({ accountId: m.account_id, contactId }));
   const locators = await batchGet(
     owners.map((owner) => locatorKey(owner, m.id)),
@@ -175,17 +61,11 @@ export async function messageForParticipants(
   const entries = await batchGet(entryKeys, true);
   return entries.map((item) => {
     const reader = keys.message.parse(item as Key)!.user;
-    return { reader, message: asReadBy(reader, content, parseItem(entrySchema, item)) };
+    return { reader, message: asReadBy(reader, content, toEntry(item)) };
   });
 }
 
 const isEntryItem = (item: Record<string, unknown>) => String(item.sk).startsWith(keys.message.skPrefix);
-
-const messageValues = (owner: Owner, conv: string, msg: string) => ({ ...ownerValues(owner), conv, msg });
-export const entryKey = (owner: Owner, conv: string, msg: string) => keys.message.key(messageValues(owner, conv, msg));
-const locatorKey = (owner: Owner, msg: string) => keys.messageLocator.key({ ...ownerValues(owner), msg });
-export const contentKey = (accountId: string, thread: string, msg: string) => keys.threadMessage.key({ acct: accountId, thread, msg });
-export const contentKeyOf = (m: Pick<Message, 'account_id' | 'thread' | 'id'>) => contentKey(m.account_id, m.thread, m.id);
 
 const isNew = /* @__PURE__ */ condition`attribute_not_exists(pk)`;
 
@@ -277,7 +157,7 @@ export async function findMessage(owner: Owner, messageId: string, toChange = fa
   const found = await batchGet(wanted, true);
   const [conversation, entry, content, membership] = wanted.map((key) => found.find((item) => sameKey(item, key)));
   if (member && !membership) return undefined;
-  return conversation && entry && content ? asReadBy(owner.contactId, content, parseItem(entrySchema, entry)) : undefined;
+  return conversation && entry && content ? asReadBy(owner.contactId, content, toEntry(entry)) : undefined;
 }
 
 /** A group's thread is named by the group id; a one-to-one thread by its two contacts. */
@@ -354,7 +234,7 @@ export async function conversationMessages(
 }
 
 async function toPage(owner: Owner, items: Record<string, unknown>[], limit: number, backwards: boolean): Promise<Page<Message>> {
-  const entries = items.filter(isEntryItem).map((item) => parseItem(entrySchema, item));
+  const entries = items.filter(isEntryItem).map((item) => toEntry(item));
   const page = entries.slice(0, limit);
   const { messages } = await withContents(owner, page);
   return { items: backwards ? messages.reverse() : messages, hasMore: entries.length > limit };
@@ -378,7 +258,7 @@ export async function userMessages(owner: Owner, page: CursorPageRequest): Promi
     partitions: [keys.userMessages.partition(ownerValues(owner))],
     ...page,
   });
-  const entries = result.items.map((item) => parseItem(entrySchema, item));
+  const entries = result.items.map((item) => toEntry(item));
   const conversations = [...new Set(entries.map((e) => e.conversation_id))].map((conv) =>
     keys.conversation.key({ ...ownerValues(owner), conv }),
   );

@@ -2,7 +2,7 @@ import { txUpdate, type NamedItems } from '#shared/db/batch';
 import { update } from '#shared/db/expression';
 import { conditionHeld, query, updateItem } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
-import { contentKey, entryKey } from '#shared/data/messages';
+import { contentKey, entryKey } from '#shared/data/message-items';
 
 /**
  * Read marks: a reader's read time on their entries of others' messages, and

@@ -59,6 +59,9 @@ async function writeBatch(chunk: WriteRequest[]): Promise<void> {
   }
 }
 
+/** DynamoDB's limit on the items of one TransactWriteItems. */
+export const TRANSACTION_MAX_ITEMS = 100;
+
 /** One item of a transaction; built by the helpers below, which name the table. */
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 export type TransactItems = TransactItem[];

@@ -6,7 +6,8 @@ import type { IndexName } from '#shared/db/table-definition';
 
 /**
  * Single-item reads and writes and queries of the one table: the only
- * place (with batch.ts) that names the table or builds a command.
+ * place (with batch.ts, and scan.ts for the migrations) that names the
+ * table or builds a command.
  */
 export type Key = { pk: string; sk: string };
 export type Item = Record<string, unknown>;

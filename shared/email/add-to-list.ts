@@ -1,7 +1,8 @@
 import type { Hold } from '#shared/data/idempotency';
 import type { Tenant } from '#shared/data/tokens';
 import { getEmailList, toEmailList } from '#shared/data/email-lists';
-import { collectionKey, ListGoneError, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { ListGoneError, storeEmails } from '#shared/data/email-adds';
+import { collectionKey, type EmailRecord } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { classifyEntries, mergeEntries, rejectedEntry } from '#shared/email/batch';
 import { settleAfterRequest } from '#shared/email/outbox';

@@ -1,6 +1,8 @@
 import type { Hold } from '#shared/data/idempotency';
 import type { Tenant } from '#shared/data/tokens';
-import { collectionKey, finishEmail, storeEmails, type EmailRecord } from '#shared/data/emails';
+import { storeEmails } from '#shared/data/email-adds';
+import { finishEmail } from '#shared/data/email-status';
+import { collectionKey, type EmailRecord } from '#shared/data/emails';
 import { classifyEntries, mergeEntries } from '#shared/email/batch';
 import { validateEmail } from '#shared/email/validator/index';
 import { reportValidation } from '#shared/email/processing';

@@ -2,7 +2,9 @@ import { transactNamed, type NamedItems } from '#shared/db/batch';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
 import { applyDeltas, releaseTokens, type Key, type PendingDeltas } from '#shared/data/collections';
 import { listReleased } from '#shared/data/email-lists';
-import { emailReleased, getEmails, restoreEmails } from '#shared/data/emails';
+import { restoreEmails } from '#shared/data/email-restore';
+import { emailReleased } from '#shared/data/email-status';
+import { getEmails } from '#shared/data/emails';
 import {
   awaitingOutboxes,
   allAwaitingOutboxes,

@@ -1,5 +1,6 @@
 import { endListRound } from '#shared/data/email-lists';
-import { finishEmails, getEmails, type EmailRecord, type Outcome } from '#shared/data/emails';
+import { finishEmails, type Outcome } from '#shared/data/email-status';
+import { getEmails, type EmailRecord } from '#shared/data/emails';
 import { describeError, logger } from '#shared/util/logger';
 import { countMetric, recordMetric } from '#shared/util/metrics';
 

@@ -1,5 +1,6 @@
 import { getEmailList } from '#shared/data/email-lists';
-import { getEmails, markProcessing, type EmailRecord } from '#shared/data/emails';
+import { markProcessing } from '#shared/data/email-status';
+import { getEmails, pendingEmail, type EmailRecord } from '#shared/data/emails';
 import { isUnfinished, type Done } from '#shared/email/outcomes';
 import { validateEmail, validatorConfig } from '#shared/email/validator/index';
 import { enqueueValidation, workOf, type ValidationJob } from '#shared/email/work';
@@ -28,17 +29,17 @@ export function listLookup(accountId: string): (listId: number) => Promise<boole
  * completion's condition and nothing is written for it.
  */
 const fromJob = (accountId: string, job: ValidationJob): EmailRecord[] =>
-  job.emailIds.map((id, i) => ({
-    id,
-    account_id: accountId,
-    email: job.addresses![i]!,
-    email_list_id: job.listId ?? null,
-    status: 'pending',
-    awaiting: false,
-    seq: job.seqs![i]!,
-    result: null,
-    created_at: job.createdAt![i]!,
-  }));
+  job.emailIds.map((id, i) =>
+    pendingEmail({
+      id,
+      accountId,
+      address: job.addresses![i]!,
+      listId: job.listId ?? null,
+      seq: job.seqs![i]!,
+      createdAt: job.createdAt![i]!,
+      awaiting: false,
+    }),
+  );
 
 /** Otherwise: read them, and skip the deleted, the finished (a redelivery), those held for credits, and a deleted list's. */
 async function unfinishedOf(accountId: string, ids: number[], listExists: (listId: number) => Promise<boolean>) {

@@ -1,6 +1,7 @@
 import type { Tenant } from '#shared/data/tokens';
 import { getEmailList } from '#shared/data/email-lists';
-import { collectionKey, deleteEmail, getEmail, listEmailsPage, type EmailRecord } from '#shared/data/emails';
+import { deleteEmail } from '#shared/data/email-deletes';
+import { collectionKey, getEmail, listEmailsPage, type EmailRecord } from '#shared/data/emails';
 import { readCollection, totalPages, type Key } from '#shared/data/collections';
 import { invalid, notFound } from '#shared/errors';
 

@@ -1,4 +1,4 @@
-import type { Attachment } from '#shared/data/messages';
+import type { Attachment } from '#shared/data/message-items';
 import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';
 import { newId } from '#shared/util/ids';

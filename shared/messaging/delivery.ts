@@ -11,7 +11,8 @@ import {
   unreadLess,
   type ConversationTarget,
 } from '#shared/data/conversations';
-import { contentExists, entryOf, participantGone, participantParts, type NewMessage } from '#shared/data/messages';
+import type { NewMessage } from '#shared/data/message-items';
+import { contentExists, entryOf, participantGone, participantParts } from '#shared/data/messages';
 import { nowSeconds } from '#shared/util/ids';
 import { inParallel } from '#shared/util/parallel';
 

@@ -2,7 +2,7 @@ import type { Contact } from '#shared/data/contacts';
 import { getContacts } from '#shared/data/contacts';
 import { cachedContacts } from '#shared/messaging/contact-cache';
 import type { Conversation } from '#shared/data/conversations';
-import type { Message } from '#shared/data/messages';
+import type { Message } from '#shared/data/message-items';
 import { presentReactions } from '#shared/messaging/reactions';
 
 /** The public shapes: exactly the documented fields, nothing internal. */

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ReactionEntry } from '#shared/data/messages';
+import type { ReactionEntry } from '#shared/data/message-items';
 import type { ReactionOp } from '#shared/data/message-writes';
 import { invalid } from '#shared/errors';
 import { elementBytes } from '#shared/messaging/size';

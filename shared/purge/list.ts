@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { listEmailKeys } from '#shared/data/emails';
+import { listEmailKeys } from '#shared/data/email-deletes';
 import { BATCH, batchPurge } from '#shared/purge/batches';
 
 /** A deleted email list's emails and page index. */

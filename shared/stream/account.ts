@@ -1,6 +1,6 @@
 import { conversationIdFor, otherInThread, toConversation } from '#shared/data/conversations';
 import { listStatus, toEmailList, type ListStatus } from '#shared/data/email-lists';
-import { toThreadMessage } from '#shared/data/messages';
+import { toThreadMessage } from '#shared/data/message-items';
 import type { Item } from '#shared/db/items';
 import { presentEmailList } from '#shared/email/present';
 import { presentConversation, presentMessages } from '#shared/messaging/present';

@@ -1,6 +1,7 @@
 import { groupMembers } from '#shared/data/group-members';
 import { conversationIdFor, findConversation, otherInThread } from '#shared/data/conversations';
-import { messageForEntry, messageForParticipants, toEntry, toThreadMessage, type Entry, type Message } from '#shared/data/messages';
+import { toEntry, toThreadMessage, type Entry, type Message } from '#shared/data/message-items';
+import { messageForEntry, messageForParticipants } from '#shared/data/messages';
 import { keys, type Owner } from '#shared/db/keys';
 import { getContacts, type Contact } from '#shared/data/contacts';
 import { presentMessages, type ContactLoader } from '#shared/messaging/present';

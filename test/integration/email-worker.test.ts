@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '#shared/data/accounts';
 import { getEmailList, listStatus } from '#shared/data/email-lists';
-import { storeEmails } from '#shared/data/emails';
+import { storeEmails } from '#shared/data/email-adds';
 import { deleteOutbox } from '#shared/data/outbox';
 import { applyDeltas } from '#shared/data/collections';
 import { db, tableName } from '#shared/db/client';

@@ -1,7 +1,8 @@
 import { createContact } from '#shared/data/contacts';
 import { addMember } from '#shared/data/group-members';
 import { conversationItem, newConversation, putConversation, threadOf, type Conversation } from '#shared/data/conversations';
-import { contentPut, participantParts, type NewMessage } from '#shared/data/messages';
+import type { NewMessage } from '#shared/data/message-items';
+import { contentPut, participantParts } from '#shared/data/messages';
 import { issueToken } from '#shared/data/tokens';
 import { batchPut, transactNamed } from '#shared/db/batch';
 import { newId } from '#shared/util/ids';

@@ -36,7 +36,7 @@ describe('layers point one way: handlers → http → domain → data → db', (
     const dirs = readdirSync(join(root, 'shared'), { withFileTypes: true })
       .filter((entry) => entry.isDirectory() && entry.name !== 'http')
       .map((entry) => join('shared', entry.name));
-    expect(dirs).toEqual(expect.arrayContaining(['shared/jobs', 'shared/stream', 'shared/messaging', 'shared/util']));
+    expect(dirs).toEqual(expect.arrayContaining(['shared/jobs', 'shared/stream', 'shared/messaging', 'shared/routes', 'shared/util']));
     const topLevel = readdirSync(join(root, 'shared'))
       .filter((f) => f.endsWith('.ts'))
       .map((f) => join('shared', f));
@@ -83,6 +83,21 @@ describe('layers point one way: handlers → http → domain → data → db', (
     expect(importing(['functions/workers/realtime-events.ts'], /^#shared\/stream\//)).not.toEqual([]);
     expect(importing(['shared/webhooks'], /^#shared\/stream\//)).not.toEqual([]);
     expect(importing(['shared/events'], /^#shared\/stream\//)).not.toEqual([]);
+  });
+
+  it('keeps the route table to its own rows: the stack, the local server and the fallback function load nothing else with it', () => {
+    // Given the table (shared/routes.ts) and its rows (shared/routes/)
+    const table = ['shared/routes.ts', ...sources('shared/routes')];
+    expect(table.length).toBeGreaterThan(2);
+    // Then each imports only other modules of the table (route.ts names the queues through a type, which loads nothing)
+    const own = (from: string) => from === '#shared/routes' || from.startsWith('#shared/routes/');
+    expect(
+      table.flatMap((file) =>
+        importsOf(file)
+          .filter((i) => !own(i.from))
+          .map((i) => `${file} -> ${i.from}`),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps handlers out of shared code', () => {

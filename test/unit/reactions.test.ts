@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import type { ReactionEntry } from '#shared/data/messages';
+import type { ReactionEntry } from '#shared/data/message-items';
 import { planReactions, presentReactions, reactionChanges, reactionsBytes, reactionsInput } from '#shared/messaging/reactions';
 import { encodedBytes } from '#shared/messaging/size';
 

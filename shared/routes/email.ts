@@ -1,0 +1,19 @@
+import { rowsOf, type Route } from '#shared/routes/route';
+
+/** Either credential: a user token or the account's secret key. */
+const email = rowsOf('email', 'any');
+
+/** The email validation API: standalone emails, email lists and their emails, the account. */
+export const emailRoutes: readonly Route[] = [
+  email('POST', '/api/v1/emails', 'emails/create', 'readWrite', { sends: ['validation'], timeoutSeconds: 15, validates: true }),
+  email('GET', '/api/v1/emails', 'emails/list', 'read'),
+  email('GET', '/api/v1/email/{id}', 'emails/get', 'read'),
+  email('DELETE', '/api/v1/email/{id}', 'emails/delete', 'readWrite'),
+  email('POST', '/api/v1/emailList', 'email-lists/create', 'readWrite'),
+  email('GET', '/api/v1/emailLists', 'email-lists/list', 'read'),
+  email('GET', '/api/v1/emailList/{id}', 'email-lists/get', 'read'),
+  email('DELETE', '/api/v1/emailList/{id}', 'email-lists/delete', 'readWrite', { sends: ['purge'], timeoutSeconds: 20 }),
+  email('GET', '/api/v1/emailList/{id}/emails', 'email-lists/emails', 'read'),
+  email('GET', '/api/v1/account', 'account/email', 'read', { showsLimits: true }),
+  email('POST', '/api/v1/emailList/{id}/emails', 'email-lists/add', 'readWrite', { sends: ['validation'], timeoutSeconds: 20 }),
+];
