@@ -40,10 +40,14 @@ function meterFeedCalls(): void {
         KeyConditionExpression?: string;
         ExpressionAttributeValues?: Record<string, unknown>;
       };
-      const isPut = context.commandName === 'PutCommand' && /^A?EVT#/.test(String(input.Item?.sk ?? ''));
+      // Native values, or marshalled ones ({"S": ...}) when the document client has converted them already.
+      const text = (value: unknown) =>
+        typeof value === 'object' && value !== null ? String((value as { S?: string }).S) : String(value ?? '');
+      const skText = text(input.Item?.sk);
+      const isPut = /^Put/.test(String(context.commandName)) && /^A?EVT#/.test(skText);
       const isTail =
         context.commandName === 'QueryCommand' &&
-        /#EVENTS$/.test(String(input.ExpressionAttributeValues?.[':pk'] ?? '')) &&
+        /#EVENTS$/.test(text(input.ExpressionAttributeValues?.[':pk'])) &&
         !input.KeyConditionExpression?.includes('BETWEEN');
       if (isPut || isTail) (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
       const out = await next(args);

@@ -221,7 +221,14 @@ const cold = only === undefined || only === 'cold' ? await coldStarts() : undefi
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
   ...(only === undefined || only === 'api'
-    ? [...(await api()), ...provisioningRows(), ...eventFeedRows(), ...(await emailLists()), ...eventLatencyRows(), ...realtimeLatencyRows()]
+    ? [
+        ...(await api()),
+        ...provisioningRows(),
+        ...eventFeedRows(),
+        ...(await emailLists()),
+        ...eventLatencyRows(),
+        ...realtimeLatencyRows(),
+      ]
     : []),
   ...(only === undefined || only === 'smtp' ? mailboxProbeRows() : []),
 ];
