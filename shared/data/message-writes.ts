@@ -3,8 +3,6 @@ import { unlessConditionFails, updateItem } from '#shared/db/items';
 import type { Owner } from '#shared/db/keys';
 import { asReadBy, contentKeyOf, type Attachment, type Message } from '#shared/data/message-items';
 
-/** A change of a stored message (its text, reactions, attachments) as one write that commutes with any other request's. */
-
 /**
  * One name's part of an update, as a write that commutes with any other
  * request's: `add` appends contacts (new when read) to the name, creating

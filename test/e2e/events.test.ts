@@ -63,7 +63,10 @@ describe('events feed', () => {
     const conv = await conversationWithBob(t);
     const sent: string[] = [];
     for (const text of ['one', 'two', 'three']) sent.push((await send(t, conv, text)).body.id);
-    await eventually(async () => createdIds(bob.frames).length === 3, { what: 'the awaited events', timeoutMs: 15_000 });
+    await eventually(async () => createdIds(bob.frames).length === 3, {
+      what: "bob's socket getting the three messages",
+      timeoutMs: 15_000,
+    });
     // When bob reads his feed
     const feed = await readFeed(t.token2);
     // Then it holds his three message.created, in the order they were sent, each the same object as its frame
@@ -115,7 +118,7 @@ describe('events feed', () => {
           ? events
           : undefined;
       },
-      { what: 'the awaited events', timeoutMs: 15_000 },
+      { what: "the three messages and the conversations in the account's feed", timeoutMs: 15_000 },
     );
     // Then the message appears once, in its sender's view, and each participant's conversation
     const created = feed.filter((e) => e.type === 'message.created');
@@ -125,7 +128,7 @@ describe('events feed', () => {
       expect.arrayContaining([t.contactIds.alice, t.contactIds.bob]),
     );
     // And a user's feed is not the account's: bob's cursor means nothing there
-    const bobs = await eventually(async () => (await readFeed(t.token2)).at(-1), { what: 'the awaited events', timeoutMs: 15_000 });
+    const bobs = await eventually(async () => (await readFeed(t.token2)).at(-1), { what: "an event in bob's feed", timeoutMs: 15_000 });
     const res = await messaging.call('GET', `/v1/events?after=${bobs.id}`, { token: t.secretKey });
     expect([res.status, res.body.error?.param]).toEqual([400, 'after']);
   });
@@ -164,7 +167,7 @@ describe('WebSocket resume', () => {
     const first = await connect(t.token2);
     const carol = await connect(await issueToken({ accountId: t.accountId, contactId: t.contactIds.carol! }));
     const sent: string[] = [(await send(t, conv, 'before the tunnel')).body.id];
-    await eventually(async () => createdIds(first.frames).length === 1, { what: 'the awaited events', timeoutMs: 15_000 });
+    await eventually(async () => createdIds(first.frames).length === 1, { what: "the first message on bob's socket", timeoutMs: 15_000 });
     const last = first.frames.at(-1)!;
     // When his socket drops, and alice sends 40 messages, edits 5 of them and deletes one
     await first.close();
@@ -179,7 +182,7 @@ describe('WebSocket resume', () => {
         const deleted = events.filter((e) => e.type === 'message.deleted').length;
         return createdIds(events).length === 40 && deleted === 1 ? events : undefined;
       },
-      { what: 'the awaited events', timeoutMs: 30_000 },
+      { what: "the 40 messages, 5 edits and the delete in bob's feed", timeoutMs: 30_000 },
     );
     expect(createdIds(missed)).toEqual(sent.slice(1));
     expect(missed.filter((e) => e.type === 'message.updated').map((e) => e.data.object.message)).toEqual(
@@ -190,12 +193,21 @@ describe('WebSocket resume', () => {
     const again = await connect(t.token2, last.id);
     for (let i = 0; i < 3; i++) sent.push((await send(t, conv, `after ${i}`)).body.id);
     // Then his new socket gets the missed events, in the feed's order, then the live ones, each once
-    await eventually(async () => createdIds(again.frames).length >= 43, { what: 'the awaited events', timeoutMs: 30_000 });
+    await eventually(async () => createdIds(again.frames).length >= 43, {
+      what: 'the replayed and live messages on the new socket',
+      timeoutMs: 30_000,
+    });
     // (sentinel: one more message, so anything sent twice would have arrived before it)
     sent.push((await send(t, conv, 'sentinel')).body.id);
-    await eventually(async () => createdIds(again.frames).includes(sent.at(-1)), { what: 'the awaited events', timeoutMs: 15_000 });
+    await eventually(async () => createdIds(again.frames).includes(sent.at(-1)), {
+      what: 'the sentinel message on the new socket',
+      timeoutMs: 15_000,
+    });
     const whole = await readFeed(t.token2, last.id);
-    await eventually(async () => again.frames.length >= whole.length, { what: 'the awaited events', timeoutMs: 15_000 });
+    await eventually(async () => again.frames.length >= whole.length, {
+      what: 'every event of the feed after his last on the new socket',
+      timeoutMs: 15_000,
+    });
     expect(again.frames.slice(0, missed.length)).toEqual(missed);
     expect(again.frames).toEqual((await readFeed(t.token2, last.id)).slice(0, again.frames.length));
     expect(createdIds(again.frames)).toEqual(sent.slice(1));

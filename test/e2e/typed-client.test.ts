@@ -62,7 +62,7 @@ describe('the typed client against the local service', () => {
     const heard: UserEvent[] = [];
     const before = realtime.connections();
     sockets.push(connectRealtime({ url: realtime.url, token: t.token2, WebSocket, onEvent: (e) => heard.push(e) }));
-    await eventually(async () => realtime.connections() > before, { what: 'the awaited events', timeoutMs: 5_000 });
+    await eventually(async () => realtime.connections() > before, { what: "bob's helper connected", timeoutMs: 5_000 });
     // When alice opens a conversation with bob and sends him a message, retry-safe with an idempotency key
     const conversation = unwrap(await alice.POST('/v1/conversations', { body: { contact_id: t.contactIds.bob! } }));
     const sent = await alice.POST('/v1/messages', {
@@ -73,7 +73,7 @@ describe('the typed client against the local service', () => {
     const message = unwrap(sent);
     // Then bob's helper delivers message.created, in his view, once
     const created = await eventually(async () => heard.find((e) => e.type === 'message.created'), {
-      what: 'the awaited events',
+      what: "the message.created at bob's helper",
       timeoutMs: 10_000,
     });
     expect(created).toMatchObject({ user: t.contactIds.bob, data: { object: { id: message.id, message: 'hi from the typed client' } } });
