@@ -2,7 +2,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { toConnection } from '#shared/data/connections';
 import { eventOf } from '#shared/data/events';
 import { keys } from '#shared/db/keys';
-import { pushLanes, realtimeEndpoint, type Lane } from '#shared/realtime/push';
+import { pushLanes, realtimeEndpoint, type Lane, type LaneStep } from '#shared/realtime/push';
 import { changeOf } from '#shared/stream/change';
 import { instrumented } from '#shared/util/invocation';
 
@@ -17,21 +17,25 @@ import { instrumented } from '#shared/util/invocation';
 export const handler = instrumented(async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const endpoint = realtimeEndpoint();
   if (!endpoint) return { batchItemFailures: [] };
-  const lanes = new Map<string, Lane>();
-  const laneOf = (acct: string, user: string) => {
-    let lane = lanes.get(`${acct}|${user}`);
-    if (!lane) lanes.set(`${acct}|${user}`, (lane = { owner: { accountId: acct, contactId: user }, steps: [] }));
-    return lane;
-  };
+  const steps: { owner: string; step: LaneStep }[] = [];
   for (const change of event.Records.map(changeOf)) {
     if (change?.eventName !== 'INSERT' || !change.newImage) continue;
     const appended = keys.userEvent.parse(change);
     if (appended)
-      laneOf(appended.acct, appended.user).steps.push({ kind: 'event', seq: Number(appended.seq), event: eventOf(change.newImage) });
+      steps.push({
+        owner: `${appended.acct}|${appended.user}`,
+        step: { kind: 'event', seq: Number(appended.seq), event: eventOf(change.newImage) },
+      });
     const opened = keys.connection.parse(change);
-    if (opened && (typeof change.newImage.after_seq === 'number' || change.newImage.cursor_problem !== undefined))
-      laneOf(opened.acct, opened.user).steps.push({ kind: 'replay', connection: toConnection(change.newImage) });
+    const connection = opened && toConnection(change.newImage);
+    // Only a connection opened with `?after=` has anything to replay (or a bad cursor to be told of).
+    if (connection && (connection.afterSeq !== undefined || connection.cursorProblem))
+      steps.push({ owner: `${opened.acct}|${opened.user}`, step: { kind: 'replay', connection } });
   }
-  await pushLanes(endpoint, [...lanes.values()]);
+  const lanes = [...Map.groupBy(steps, (s) => s.owner)].map(([owner, own]): Lane => {
+    const [accountId, contactId] = owner.split('|') as [string, string];
+    return { owner: { accountId, contactId }, steps: own.map((s) => s.step) };
+  });
+  await pushLanes(endpoint, lanes);
   return { batchItemFailures: [] };
 });

@@ -13,7 +13,7 @@ import { retentionDays } from '#shared/data/event-retention';
  */
 export type Feed = { accountId: string; contactId?: string };
 
-/** An event as the feed keeps it: `id` is its place in the feed (shared/events/ids.ts). */
+/** An event as the feed keeps it: `id` is its place in the feed (shared/data/event-ids.ts). */
 export interface FeedEvent {
   id: string;
   type: string;
@@ -56,7 +56,7 @@ const MAX_TAIL = 250;
 /** Appends that lost the next number to another writer: each reads the tail again. */
 const MAX_ATTEMPTS = 8;
 
-async function tailOf(feed: Feed, appending = 0): Promise<{ head: number; seen: Set<string> }> {
+async function tailOf(feed: Feed, appending: number): Promise<{ head: number; seen: Set<string> }> {
   const { template } = spec(feed);
   const items = await query(
     { partition: feedPartition(feed), sort: ['begins_with', template.skPrefix], forward: false, projection: 'sk, from_change' },
@@ -132,6 +132,3 @@ export async function eventsAfter(feed: Feed, after: number, limit: number): Pro
   const page = live.slice(0, limit);
   return { events: page.map(eventOf), hasMore: live.length > limit, lastSeq: page.length ? seqOf(page.at(-1)!) : after, afterFound };
 }
-
-/** The number of the feed's last event (0 when it has none). */
-export const feedHead = async (feed: Feed) => (await tailOf(feed)).head;

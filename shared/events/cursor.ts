@@ -1,3 +1,4 @@
+import type { CursorProblem } from '#shared/data/connections';
 import { feedPartition, type Feed } from '#shared/data/events';
 import { feedPosition } from '#shared/data/event-ids';
 import { retentionMs } from '#shared/data/event-retention';
@@ -8,7 +9,7 @@ import { retentionMs } from '#shared/data/event-retention';
  * retention (`expired`: the client starts over from a fresh read). Whether
  * the event exists is the reader's check (shared/data/events.ts, afterFound).
  */
-export type Cursor = { seq: number } | { problem: 'invalid' | 'expired' };
+export type Cursor = { seq: number } | { problem: CursorProblem };
 
 export function feedCursor(feed: Feed, after: string | undefined, now = Date.now()): Cursor {
   if (after === undefined) return { seq: 0 };

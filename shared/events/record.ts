@@ -9,11 +9,6 @@ const CHANGES_AT_ONCE = 8;
 /** Feeds appended to at once: each feed's appends are in order, one after the other. */
 const FEEDS_AT_ONCE = 16;
 
-interface Pending {
-  feed: Feed;
-  events: NewEvent[];
-}
-
 /** What is appended: the event without the id the change gave it, which names it instead (a batch handed over again appends nothing twice). */
 const toAppend = ({ id, ...event }: { id: string; type: string; created_at: number }, createdMs: number): NewEvent => ({
   fromChange: id,
@@ -39,18 +34,12 @@ export async function recordEvents(changes: (Change | undefined)[]): Promise<num
       ...forUsers.map((e) => ({ feed: e.owner, event: toAppend(e.event, change.createdMs) })),
     ];
   });
-  const byFeed = new Map<string, Pending>();
-  for (const { feed, event } of perChange.flat()) {
-    const key = `${feed.accountId}|${feed.contactId ?? ''}`;
-    let pending = byFeed.get(key);
-    if (!pending) byFeed.set(key, (pending = { feed, events: [] }));
-    pending.events.push(event);
-  }
+  const byFeed = Map.groupBy(perChange.flat(), ({ feed }) => `${feed.accountId}|${feed.contactId ?? ''}`);
   let appended = 0;
-  await inParallel([...byFeed.values()], FEEDS_AT_ONCE, async ({ feed, events }) => {
+  await inParallel([...byFeed.values()], FEEDS_AT_ONCE, async (entries) => {
     // Stable: events of one change keep their order.
-    events.sort((a, b) => a.createdMs - b.createdMs);
-    appended += (await appendEvents(feed, events)).length;
+    const events = entries.map((e) => e.event).sort((a, b) => a.createdMs - b.createdMs);
+    appended += (await appendEvents(entries[0]!.feed, events)).length;
   });
   return appended;
 }
