@@ -31,10 +31,16 @@ import { officialNode } from '../steps/official-node.ts';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
+/**
+ * What `npm start` execs (package.json). Not the tsx command: on a signal it
+ * kills its child with SIGKILL when the child takes over 60 ms to answer,
+ * which on a loaded machine skipped the stop this file checks.
+ */
+const START_LINE = ['--import', 'tsx', 'scripts/start.ts'];
 
 let localDir: string;
 let dns: DnsServer;
-/** `npm start` process groups (npx, tsx, start.ts, Java) and admin processes, killed in afterAll whatever happened. */
+/** `npm start` process groups (the start line or npm, start.ts, Java) and admin processes, killed in afterAll whatever happened. */
 const stackGroups = new Set<ChildProcess>();
 const adminProcs = new Set<ChildProcess>();
 
@@ -69,7 +75,7 @@ interface Started {
 
 /**
  * `npm start` in its own process group, as a terminal would run it; resolves once it prints the demo credentials.
- * By default start.ts under tsx; `viaNpm` runs the real `npm start` (npm, its shell, node), `machineNode` with
+ * By default the line `npm start` execs (START_LINE); `viaNpm` runs the real `npm start` (npm, its shell, node), `machineNode` with
  * that Node first on PATH, as on a machine that has only it.
  */
 async function startStack(
@@ -87,7 +93,7 @@ async function startStack(
         options.ports.REALTIME_PORT,
       ]
     : ([...ports] as [number, number, number, number, number]);
-  const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : ['npx', ['tsx', 'scripts/start.ts', ...args]];
+  const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : [process.execPath, [...START_LINE, ...args]];
   const proc = spawn(command, commandArgs, {
     cwd: ROOT,
     env: childEnv({
@@ -183,7 +189,7 @@ const groupAlive = (pgid: number) => {
   }
 };
 
-/** Every process of the stack's group (npx, tsx, start.ts, Java) is gone within the time limit, and so is the runtime file. */
+/** Every process of the stack's group (npm when used, start.ts, Java) is gone within the time limit, and so is the runtime file. */
 async function expectStopped(stack: Started, endings = ['0', 'SIGINT']) {
   const gone = async () => {
     const how = await within(stack.exited, STOP_TIMEOUT_MS, 'stopping npm start');
@@ -433,7 +439,7 @@ describe('npm start and the admin command line', () => {
     const ports: Record<string, string> = {};
     for (const port of ['MESSAGING_PORT', 'EMAIL_PORT', 'REALTIME_PORT', 'DYNAMODB_PORT', 'SQS_PORT'])
       ports[port] = String(await freePort());
-    const proc = spawn('npx', ['tsx', 'scripts/start.ts'], {
+    const proc = spawn(process.execPath, START_LINE, {
       cwd: ROOT,
       env: childEnv({ ...ports, [name]: value }),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -471,7 +477,7 @@ describe('npm start and the admin command line', () => {
 
   it('stops on Ctrl-C, taking DynamoDB Local with it', async () => {
     expect(dynamoJavaPids(first.dynamoPort)).toHaveLength(1);
-    // Ctrl-C signals the terminal's foreground process group: npx, tsx, start.ts and Java.
+    // Ctrl-C signals the terminal's foreground process group: start.ts and Java.
     process.kill(-first.proc.pid!, 'SIGINT');
     await expectStopped(first);
   });
@@ -551,7 +557,7 @@ describe('npm start and the admin command line', () => {
       for (const name of ['MESSAGING_PORT', 'DYNAMODB_PORT'] as const) {
         const others: Record<string, string> = {};
         for (const other of Object.keys(stack.ports)) if (other !== name) others[other] = String(await freePort());
-        const second = spawn('npx', ['tsx', 'scripts/start.ts'], {
+        const second = spawn(process.execPath, START_LINE, {
           cwd: ROOT,
           env: childEnv({ ...others, [name]: String(stack.ports[name]) }),
           stdio: ['ignore', 'pipe', 'pipe'],
