@@ -1,9 +1,9 @@
 import { messagingEndpoint } from '#shared/http/messaging';
 import { sendMessage } from '#shared/messaging/messages';
-import { presentMessages } from '#shared/messaging/present';
+import { showMessages } from '#shared/messaging/show';
 import { createMessageBody } from '#shared/http/messaging-schemas';
 
 export const handler = messagingEndpoint({ body: createMessageBody, idempotent: 'per-user' }, async ({ principal, body, idempotency }) => {
-  const [message] = await presentMessages(principal.accountId, [await sendMessage(principal, body, idempotency)], { fresh: true });
+  const [message] = await showMessages(principal.accountId, [await sendMessage(principal, body, idempotency)], { fresh: true });
   return { status: 201, body: message };
 });

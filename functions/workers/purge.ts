@@ -1,8 +1,9 @@
+import { fileRelease } from '#shared/files/release';
 import { jobWorker } from '#shared/jobs/worker';
 import { purgeContact } from '#shared/purge/contact';
 import { purgeConversation } from '#shared/purge/conversation';
 import { purgeGroup } from '#shared/purge/group';
 import { purgeList } from '#shared/purge/list';
 
-/** Continues deleting what a deleted conversation, email list, contact or group left; a job out of time queues the rest. */
-export const handler = jobWorker([purgeConversation, purgeList, purgeContact, purgeGroup]);
+/** Continues deleting what a deleted conversation, email list, contact or group left, and files no message attaches; a job out of time queues the rest. */
+export const handler = jobWorker([purgeConversation, purgeList, purgeContact, purgeGroup, fileRelease]);

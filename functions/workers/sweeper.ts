@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { recoverLostWork, resumeAllAwaiting } from '#shared/email/outbox';
+import { sweepUnattachedFiles } from '#shared/files/release';
 import { requeueDueJobs } from '#shared/jobs/sweep';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
@@ -23,7 +24,8 @@ async function isolated<T>(job: string, run: () => Promise<T>): Promise<T | unde
  * Scheduled: finishes work a crash left between the database and the
  * queue, re-queues unfinished emails whose message was lost, releases work
  * held for credits once the account has them, and re-queues the durable
- * jobs (deliveries, purges) whose chain stopped.
+ * jobs (deliveries, purges) whose chain stopped, and deletes uploads
+ * never attached once their 24 h are up.
  */
 export const handler = instrumented(async (_event?: unknown, context?: Context) => {
   const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - SAFETY_MS;
@@ -32,5 +34,6 @@ export const handler = instrumented(async (_event?: unknown, context?: Context) 
   );
   await isolated('release', () => resumeAllAwaiting());
   const jobs = await isolated('jobs', () => requeueDueJobs());
-  return { resent: recovered?.settled, requeued: recovered?.requeued, jobs };
+  const files = await isolated('files', () => sweepUnattachedFiles());
+  return { resent: recovered?.settled, requeued: recovered?.requeued, jobs, files };
 });

@@ -13,10 +13,13 @@ import { isRecord } from '#shared/util/object-schema';
 export interface Attachment {
   id: string;
   type: 'image' | 'video' | 'audio' | 'file';
-  url: string;
+  /** An external link as given; null for an uploaded file, whose URL is made for each reader (shared/files/urls.ts). */
+  url: string | null;
   name: string | null;
   mime_type: string | null;
   size: number | null;
+  /** The uploaded file it shows (shared/files/). */
+  file_id?: string;
 }
 
 /** Reactions keep first-added order, so they are a list of named entries. */
@@ -83,10 +86,11 @@ const attachmentItem = /* @__PURE__ */ (() =>
   v.object({
     id: v.string(),
     type: v.picklist(['image', 'video', 'audio', 'file']),
-    url: v.string(),
+    url: v.nullish(v.string(), null),
     name: v.nullable(v.string()),
     mime_type: v.nullable(v.string()),
     size: v.nullable(v.number()),
+    file_id: v.optional(v.string()),
   }))();
 
 // v.optional(x, d): absent, read as d; v.nullish(x, null): null or absent, read as null.

@@ -1,5 +1,6 @@
+import { transactNamed, txUpdate, type NamedItems } from '#shared/db/batch';
 import { attr, update } from '#shared/db/expression';
-import { unlessConditionFails, updateItem } from '#shared/db/items';
+import { getItem, unlessConditionFails, updateItem } from '#shared/db/items';
 import type { Owner } from '#shared/db/keys';
 import { asReadBy, contentKeyOf, type Attachment, type Message } from '#shared/data/message-items';
 
@@ -34,8 +35,16 @@ export interface MessageWrite {
  * updated_at are plain SETs (last writer wins). The conditions keep the
  * caps whatever ran concurrently; they only fail at a cap (or when the
  * message is gone). Answers the updated message, or 'failed' then.
+ * With `also` (other items the change must move with, such as the files
+ * its attachments name) it is one transaction, and a part of `also` that
+ * failed is answered by name.
  */
-export async function writeMessage(owner: Owner, current: Message, w: MessageWrite): Promise<Message | 'failed'> {
+export async function writeMessage(
+  owner: Owner,
+  current: Message,
+  w: MessageWrite,
+  also: NamedItems = [],
+): Promise<Message | 'failed' | string[]> {
   const write = update().set`updated_at = ${w.now}`.when`attribute_exists(pk)`;
   if (w.text !== undefined) write.set`${attr('message')} = ${w.text}`;
   if (w.reactions) {
@@ -63,6 +72,14 @@ export async function writeMessage(owner: Owner, current: Message, w: MessageWri
     write.add`extras_bytes ${w.bytesDelta}`;
     if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
   }
-  const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
+  if (also.length > 0) {
+    const failed = await transactNamed([['message', txUpdate(contentKeyOf(current), write)], ...also], undefined, w.at);
+    if (failed.includes('message')) return 'failed';
+    if (failed.length > 0) return failed;
+  }
+  const out =
+    also.length > 0
+      ? await getItem(contentKeyOf(current), true)
+      : await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
   return out ? asReadBy(owner.contactId, out, current) : 'failed';
 }

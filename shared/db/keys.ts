@@ -122,6 +122,11 @@ export const keys = {
   /** gsi2: unfinished jobs by the time they are due (their chain's lease ends), so the sweeper takes up those past it. */
   pendingJobs: indexKey('gsi2', 'JOB#PENDING', '<ms>'),
 
+  /** An uploaded file (shared/files/): its owner, what the upload promised, and the messages attaching it (`refs`). */
+  file: tableKey('ACC#<acct>#FILE#<file>', 'FILE'),
+  /** gsi2: files never attached, by the time they may be deleted (24 h after the upload URL was made), for the sweeper. */
+  unattachedFiles: indexKey('gsi2', 'FILE#UNATTACHED', '<ms>'),
+
   /** Global: hands out blocks of email ids, one atomic ADD per block (hi/lo). */
   idBlocks: tableKey('COUNTER#EMAIL_IDS', 'COUNTER'),
   /** Page indexes (collections) of the account's standalone emails and of its lists. */

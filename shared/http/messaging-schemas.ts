@@ -14,11 +14,17 @@ export const httpsUrl = /* @__PURE__ */ (() =>
     v.transform((value) => new URL(value).href),
   ))();
 
+const attachmentType = /* @__PURE__ */ (() =>
+  v.picklist(['image', 'video', 'audio', 'file'], 'must be one of image, video, audio, file'))();
+
+/** An uploaded file (POST /v1/files): name, content type and size come from it, `type` too unless given. */
+const fileAttachmentInput = /* @__PURE__ */ (() => v.strictObject({ file_id: idField, type: v.optional(attachmentType) }))();
+
 // The words classic zod used for these two checks, which clients have seen since the first release.
-const attachmentInput = /* @__PURE__ */ (() =>
+const linkAttachmentInput = /* @__PURE__ */ (() =>
   nested(
     v.strictObject({
-      type: v.picklist(['image', 'video', 'audio', 'file'], 'must be one of image, video, audio, file'),
+      type: attachmentType,
       url: httpsUrl,
       name: v.optional(
         v.pipe(
@@ -36,6 +42,12 @@ const attachmentInput = /* @__PURE__ */ (() =>
       ),
       size: v.optional(integerField(0, Number.MAX_SAFE_INTEGER)),
     }),
+  ))();
+
+/** Chosen by whether it names a file, so a wrong field is reported against the form the client meant. */
+const attachmentInput = /* @__PURE__ */ (() =>
+  v.lazy((input) =>
+    typeof input === 'object' && input !== null && 'file_id' in input ? nested(fileAttachmentInput) : linkAttachmentInput,
   ))();
 
 /** An array (JSON or `attachments[0][url]=`), or an empty value meaning "none". */
@@ -94,4 +106,16 @@ export const updateMessageBody = /* @__PURE__ */ (() =>
     reactions: v.optional(reactionsInput),
     attachments: v.optional(attachmentsInput),
     read: v.optional(booleanField),
+  }))();
+
+/** POST /v1/files: what the upload will be; storage takes only a PUT of exactly this size and content type. */
+export const createFileBody = /* @__PURE__ */ (() =>
+  v.strictObject({
+    name: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters')),
+    content_type: v.pipe(
+      v.string(),
+      v.maxLength(255, 'must be at most 255 characters'),
+      v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png'),
+    ),
+    size: integerField(1, Number.MAX_SAFE_INTEGER),
   }))();

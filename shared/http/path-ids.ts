@@ -38,6 +38,7 @@ export const emailId = segment('id', 'email', numeric);
 export const emailListId = segment('id', 'email list', numeric);
 export const conversationId = segment('id', 'conversation', prefixed('conv'));
 export const messageId = segment('id', 'message', prefixed('msg'));
+export const fileId = segment('id', 'file', prefixed('file'));
 export const contactId = segment('id', 'contact', prefixed('ct'));
 export const groupId = segment('id', 'group', prefixed('grp'));
 export const webhookEndpointId = segment('id', 'webhook endpoint', prefixed('whk'));

@@ -15,6 +15,7 @@ export const JOB_QUEUES = {
   'purge-list': 'purge',
   'purge-contact': 'purge',
   'purge-group': 'purge',
+  'file-release': 'purge',
 } as const satisfies Record<string, keyof typeof queues>;
 
 export type JobName = keyof typeof JOB_QUEUES;

@@ -22,7 +22,18 @@ import { newJob, jobPut, startJob } from '#shared/jobs/run';
 import { deliverTo, retractFrom } from '#shared/messaging/delivery';
 import { fanout, INLINE_MS, messageSubject, retraction } from '#shared/messaging/fanout';
 import { readThrough } from '#shared/messaging/read-state';
-import { attachmentsBytes, MAX_ATTACHMENTS, planAttachments, toAttachments, type AttachmentsInput } from '#shared/messaging/attachments';
+import {
+  attachmentsBytes,
+  fileIdsOf,
+  filesOf,
+  MAX_ATTACHMENTS,
+  planAttachments,
+  toAttachments,
+  type AttachmentsInput,
+} from '#shared/messaging/attachments';
+import { attachParts, type FileRecord } from '#shared/data/files';
+import { filesToAttach } from '#shared/files/attach';
+import { releaseFiles, type Releases } from '#shared/files/release';
 import { cursorPage, invalidCursor, type CursorQuery } from '#shared/messaging/cursor';
 import {
   MAX_CONTACTS_PER_REACTION,
@@ -59,11 +70,12 @@ export async function sendMessage(
   const sent = idempotency?.resumed && (await messages.findMessage(who, derivedId('msg', idempotency.createdMs, idempotency.generation)));
   if (sent) return sent;
   const now = Date.now();
-  const attachments = toAttachments(input.attachments);
-  const extras = attachmentsBytes(attachments);
-  if (extras > MAX_EXTRAS_BYTES) throw tooLarge('attachments');
   const view = await findConversation(who, input.conversation_id);
   if (!view) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  const files = await filesToAttach(who, fileIdsOf(input.attachments));
+  const attachments = toAttachments(input.attachments, files);
+  const extras = attachmentsBytes(attachments);
+  if (extras > MAX_EXTRAS_BYTES) throw tooLarge('attachments');
   const message: NewMessage = {
     id: idempotency ? derivedId('msg', idempotency.createdMs, idempotency.generation) : newId('msg', now),
     account_id: who.accountId,
@@ -79,15 +91,25 @@ export async function sendMessage(
     ...participantParts(who, view.id, message),
     ['conversation', touchConversationUpdate(who, view.id, message.created_at)],
     ['sender', touchContactUpdate(who.accountId, who.contactId, message.created_at)],
+    ...attachParts([...files.values()], message.id, message.created_at),
   ];
   const failed =
     view.contact_id !== null
       ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId }, at: now }, own)
       : await sendToGroup(who, view, message, own, now);
   if (failed.includes('conversation')) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  lostFile(failed, input.attachments);
   if (failed.length > 0) throw new Error(`storing a message failed on ${failed.join(', ')}`);
   countMetric('messagesSent');
   return { ...message, conversation_id: view.id, reactions: [], read_at: null, updated_at: null };
+}
+
+/** A file deleted (or its deletion begun) between its check and the write: 404, as if it had been gone at the check. */
+function lostFile(failed: string[], input: AttachmentsInput | undefined) {
+  const part = failed.find((name) => name.startsWith('file:'));
+  if (!part) return;
+  const id = part.slice('file:'.length);
+  throw notFound('file', id, `attachments[${fileIdsOf(input).indexOf(id)}][file_id]`);
 }
 
 /** `now`: the message's creation time, which its writes carry. */
@@ -151,9 +173,14 @@ export interface MessageUpdate {
 }
 
 /** Plans the update against the message as read; undefined when it would change nothing. */
-function planUpdate(current: Message, update: MessageUpdate, changes: ReturnType<typeof reactionChanges> | undefined) {
+function planUpdate(
+  current: Message,
+  update: MessageUpdate,
+  changes: ReturnType<typeof reactionChanges> | undefined,
+  files: ReadonlyMap<string, FileRecord>,
+) {
   const reactions = changes === undefined ? undefined : planReactions(current.reactions, changes);
-  const attachments = update.attachments === undefined ? undefined : planAttachments(current.attachments, update.attachments);
+  const attachments = update.attachments === undefined ? undefined : planAttachments(current.attachments, update.attachments, files);
   const text = update.message !== undefined && update.message !== current.message ? update.message : undefined;
   const bytesDelta = (reactions?.bytesDelta ?? 0) + (attachments?.bytesDelta ?? 0);
   const at = Date.now();
@@ -201,10 +228,20 @@ export async function updateMessage(who: Principal, id: string, update: MessageU
       if (current.contact_id !== who.contactId && (update.message !== undefined || update.attachments !== undefined)) {
         throw senderOnly(update.message !== undefined ? 'message' : 'attachments');
       }
-      const write = planUpdate(current, update, changes);
+      const files = update.attachments === undefined ? new Map() : await filesToAttach(who, fileIdsOf(update.attachments));
+      const write = planUpdate(current, update, changes, files);
       if (!write) return current;
-      const written = await writeMessage(who, current, write);
-      return written === 'failed' ? AGAIN : written;
+      // Files attached gain the message; files of removed attachments lose it, and a job deletes those left with none.
+      const released = write.attachments?.clear ? releaseFiles(who.accountId, filesOf(current.attachments), current.id) : undefined;
+      const parts = [...attachParts([...files.values()], current.id, write.now), ...(released?.parts ?? [])];
+      const written = await writeMessage(who, current, write, parts);
+      if (Array.isArray(written)) {
+        lostFile(written, update.attachments);
+        return AGAIN;
+      }
+      if (written === 'failed') return AGAIN;
+      await released?.start();
+      return written;
     },
     {
       tries: MAX_ATTEMPTS,
@@ -226,7 +263,12 @@ const senderOnly = (param: string) =>
 export async function deleteMessage(who: Principal, id: string): Promise<void> {
   const message = await getMessage(who, id, true);
   if (message.contact_id !== who.contactId) throw forbidden('Only the sender of a message can delete it', 'id');
-  const own: NamedItems = [['message', contentGone(message)], ...participantGone(who, message.conversation_id, id, 'any')];
+  const released: Releases = releaseFiles(who.accountId, filesOf(message.attachments), id);
+  const own: NamedItems = [
+    ['message', contentGone(message)],
+    ...participantGone(who, message.conversation_id, id, 'any'),
+    ...released.parts,
+  ];
   const other = otherInThread(message.thread, who.contactId);
   if (other !== undefined) {
     if ((await retractFrom(other, who.accountId, id, own)).length > 0) throw notFound('message', id, 'id');
@@ -238,5 +280,6 @@ export async function deleteMessage(who: Principal, id: string): Promise<void> {
     if (failed.length > 0) throw notFound('message', id, 'id');
     if (job) await startJob(retraction, job, Date.now() + INLINE_MS);
   }
+  await released.start();
   await clearPinnedMessage(who, message.conversation_id, id);
 }

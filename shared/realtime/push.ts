@@ -8,6 +8,7 @@ import {
   type Connection,
 } from '#shared/data/connections';
 import { eventsAfter, type FeedEvent } from '#shared/data/events';
+import { eventWithFileUrls } from '#shared/files/urls';
 import type { Owner } from '#shared/db/keys';
 import { describeError, logger } from '#shared/util/logger';
 import { inParallel } from '#shared/util/parallel';
@@ -99,7 +100,8 @@ async function replay(endpoint: string, owner: Owner, connection: Connection): P
   for (let sent = 0; ;) {
     const page = await eventsAfter(owner, through, 100);
     for (const event of page.events) {
-      if (!(await postOnceOpen(endpoint, owner, connection.id, JSON.stringify(event)))) return undefined;
+      if (!(await postOnceOpen(endpoint, owner, connection.id, JSON.stringify(await eventWithFileUrls(owner.accountId, event)))))
+        return undefined;
     }
     through = page.lastSeq;
     sent += page.events.length;
@@ -158,7 +160,7 @@ async function runLane(endpoint: string, lane: Lane, open: Connection[]): Promis
     }
     const targets = [...byId.values()].filter((c) => wants(c, step.seq));
     if (targets.length === 0) continue;
-    const frame = JSON.stringify(step.event);
+    const frame = JSON.stringify(await eventWithFileUrls(lane.owner.accountId, step.event));
     const alive = await Promise.all(targets.map((c) => postFrame(endpoint, lane.owner, c.id, frame)));
     sent += alive.filter(Boolean).length;
     targets.forEach((c, i) => alive[i] || byId.delete(c.id));

@@ -40,6 +40,8 @@ export const METRIC = {
   webhookEventsFailed: { name: 'WebhookEventsFailed', unit: 'Count' },
   /** The realtime authorizer could not look a token up (a refused token is not counted: it fails by design). */
   realtimeAuthorizerFailures: { name: 'RealtimeAuthorizerFailures', unit: 'Count' },
+  /** A file no message attaches any more could not be deleted from storage (its job retries). */
+  fileCleanupFailed: { name: 'FileCleanupFailed', unit: 'Count' },
   /**
    * Either of the two above (an event given up, a failed token lookup): the one metric their alarm reads, since
    * each metric an alarm reads is billed. Their own metrics and ERROR lines tell which it was.

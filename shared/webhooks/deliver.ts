@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { disableWebhook, findWebhook, markFailing, markSucceeded, recordAttempt, type Webhook } from '#shared/data/webhooks';
+import { eventWithFileUrls } from '#shared/files/urls';
 import { logger } from '#shared/util/logger';
 import { parseMessage } from '#shared/util/message-schema';
 import { countMetric } from '#shared/util/metrics';
@@ -84,7 +85,8 @@ export async function deliver(job: DeliveryJob): Promise<Outcome> {
   const startedMs = Date.now();
   const firstMs = job.first_ms ?? startedMs;
   const timestamp = Math.floor(startedMs / 1000);
-  const body = JSON.stringify(job.event);
+  // Files' download URLs are made for this attempt: a retry days later gets URLs that work.
+  const body = JSON.stringify(await eventWithFileUrls(job.account_id, job.event));
   const target = await checkWebhookUrl(w.url);
   const result = target.ok
     ? await postJson(target, signatureHeaders(await signingSecrets(w, timestamp), job.event.id, timestamp, body), body)

@@ -39,6 +39,9 @@ const BUDGETS: Record<string, Budget> = {
     'DynamoDB.TransactWriteItems': 1,
     'DynamoDB.UpdateItem': 2,
   },
+  // Storage calls (presigned requests to S3) are not DynamoDB or SQS calls: a pending file's check adds one HEAD.
+  'POST /v1/files': { 'DynamoDB.GetItem': 1, 'DynamoDB.PutItem': 1 },
+  'GET /v1/files/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 1 },
   'POST /v1/contacts': { 'DynamoDB.GetItem': 1, 'DynamoDB.TransactWriteItems': 1 },
   'GET /v1/contacts': { 'DynamoDB.GetItem': 1, 'DynamoDB.Query': 1 },
   'GET /v1/contacts/{id}': { 'DynamoDB.GetItem': 2 },
@@ -190,6 +193,12 @@ describe('round trips per request (in-process, so every call is seen)', () => {
       messaging.call('PUT', `/v1/messages/${inGroup.body.id}`, { token: t.token2, form: { 'reactions[thumbsup][]': t.contactIds.bob! } }),
     );
     await withinBudget('DELETE /v1/messages/{id}', () => messaging.call('DELETE', `/v1/messages/${msg}`, as));
+    // A file's first read after its upload finds the object and records it (the most a file read costs).
+    const file = await withinBudget('POST /v1/files', () =>
+      messaging.call('POST', '/v1/files', { ...as, form: { name: 'a.txt', content_type: 'text/plain', size: 2 } }),
+    );
+    await fetch(file.body.upload.url, { method: 'PUT', headers: file.body.upload.headers, body: 'hi' });
+    await withinBudget('GET /v1/files/{id}', () => messaging.call('GET', `/v1/files/${file.body.id}`, as));
     await withinBudget('DELETE /v1/conversations/{id}', () => messaging.call('DELETE', `/v1/conversations/${conv}`, as));
   });
 

@@ -36,6 +36,7 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
   let intruder: Intruder;
   let conv: { id: string };
   let msg: { id: string; message: string };
+  let file: { id: string };
   const sendKey = 'owner-send-1';
   const sendForm = () => ({ conversation_id: conv.id, message: 'private' });
 
@@ -48,6 +49,9 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
     msg = (await api.call('POST', '/v1/messages', { token: owner.token, form: sendForm(), headers: { 'Idempotency-Key': sendKey } })).body;
     await api.call('PUT', `/v1/conversations/${conv.id}`, { token: owner.token, form: { pinned_message_id: msg.id, opened: 'true' } });
     await api.call('PUT', `/v1/messages/${msg.id}`, { token: owner.token, form: { read: 'true', 'reactions[ok][]': 'alice' } });
+    file = (await api.call('POST', '/v1/files', { token: owner.token, form: { name: 'a.txt', content_type: 'text/plain', size: 2 } })).body;
+    const upload = (file as unknown as { upload: { url: string; headers: Record<string, string> } }).upload;
+    expect((await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: 'hi' })).status).toBe(200);
   });
   afterAll(() => api.close());
 
@@ -68,6 +72,7 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
     ['PUT', '/v1/messages/{msg}', () => ({ form: { message: 'hijacked', 'reactions[x][]': 'eve' } })],
     ['PUT', '/v1/messages/{msg}', () => ({ form: { reactions: '', attachments: '', read: 'true' } })],
     ['DELETE', '/v1/messages/{msg}', () => ({})],
+    ['GET', '/v1/files/{file}', () => ({})],
     ['POST', '/v1/messages', () => ({ form: { conversation_id: conv.id, message: 'sneaky' } }), 'conversation_id'],
     // The owner's own request under the owner's key: it must not replay the owner's message.
     ['POST', '/v1/messages', () => ({ form: sendForm(), headers: { 'Idempotency-Key': sendKey } }), 'conversation_id'],
@@ -77,7 +82,10 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
 
   it.each(attempts)("%s %s with the owner's ids answers 404 and changes nothing", async (method, path, options, param) => {
     const before = await snapshot();
-    const res = await api.call(method, path.replace('{conv}', conv.id).replace('{msg}', msg.id), { token: intruder.token, ...options() });
+    const res = await api.call(method, path.replace('{conv}', conv.id).replace('{msg}', msg.id).replace('{file}', file.id), {
+      token: intruder.token,
+      ...options(),
+    });
     expect(res.status).toBe(404);
     expect(res.body.error.type).toBe('invalid_request_error');
     if (param) expect(res.body.error.param).toBe(param);
@@ -117,6 +125,25 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
     }
     const msgs = await api.call('GET', '/v1/messages', { token: intruder.token, query: { limit: 100 } });
     expect(msgs.body.data).toEqual([]);
+  });
+
+  it("cannot attach the owner's file, and what it uploads is its own", async () => {
+    // Given the intruder's own conversation and own upload
+    const own = (await api.call('POST', '/v1/conversations', { token: intruder.token, form: { contact_id: intruder.contactId } })).body;
+    const upload = await api.call('POST', '/v1/files', {
+      token: intruder.token,
+      form: { name: 'b.txt', content_type: 'text/plain', size: 1 },
+    });
+    expect(upload.status).toBe(201);
+    // Then the owner does not see it
+    expect((await api.call('GET', `/v1/files/${upload.body.id}`, { token: owner.token })).status).toBe(404);
+    // And attaching the owner's file is 404 naming the attachment, as for a file that never existed
+    const res = await api.call('POST', '/v1/messages', {
+      token: intruder.token,
+      form: { conversation_id: own.id, message: 'mine now', 'attachments[0][file_id]': file.id },
+    });
+    expect(res.status).toBe(404);
+    expect(res.body.error.param).toBe('attachments[0][file_id]');
   });
 
   it("rejects the owner's ids as cursors", async () => {
