@@ -25,6 +25,7 @@ import type { ThroughputResult } from './email-throughput.ts';
 import type { MailboxProbeResult } from './mailbox-probe.ts';
 import type { ProvisioningResult } from './provisioning.ts';
 import type { EventFeedResult } from './event-feed.ts';
+import type { FilesResult } from './files.ts';
 import { startIdealServer } from './ideal-server.ts';
 import { eventLatencyRows } from './event-latency.ts';
 import { realtimeLatencyRows } from './realtime-latency.ts';
@@ -190,6 +191,17 @@ function eventFeedRows(): Row[] {
   ];
 }
 
+/** A 1 MB file through the API (bench/files.ts) against a bare presigned PUT and GET on the same local S3 server. */
+function filesRows(): Row[] {
+  const r = inOwnProcess<FilesResult>('bench/files.ts');
+  return [
+    {
+      what: `A ${(r.bytes / 1e6).toFixed(0)} MB file: \`POST /v1/files\`, the presigned PUT, a message attaching it, the recipient's \`GET /v1/messages/{id}\` and the download, over a bare presigned PUT and GET of the same bytes on the same local S3 server (median of ${r.rounds})`,
+      value: `${(r.medianSeconds / r.floorSeconds).toFixed(2)}× (${(r.medianSeconds * 1000).toFixed(0)} ms over ${(r.floorSeconds * 1000).toFixed(0)} ms)`,
+    },
+  ];
+}
+
 /** The cost of operations (bench/cost.ts), in its own process like the email lists. */
 function costs(): CostRow[] {
   return inOwnProcess<CostRow[]>('bench/cost.ts', '--json');
@@ -225,6 +237,7 @@ const rows = [
         ...(await api()),
         ...provisioningRows(),
         ...eventFeedRows(),
+        ...filesRows(),
         ...(await emailLists()),
         ...eventLatencyRows(),
         ...realtimeLatencyRows(),
