@@ -83,6 +83,10 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
     configureBuckets: [{ name: options.bucket, configs: options.corsOrigins.length ? [corsConfiguration(options.corsOrigins)] : [] }],
   });
   const { port: storagePort } = await storage.run();
+  const stopStorage = async () => {
+    storage.httpServer?.closeAllConnections();
+    await storage.close();
+  };
   const agent = new http.Agent({ keepAlive: true });
   const check = new SigV4Check([options.credentials], options.region ?? 'us-east-1');
 
@@ -120,10 +124,16 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
     pipeline(req, upstream, () => undefined);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(options.port, '127.0.0.1', () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      front.once('error', reject);
+      front.listen(options.port, '127.0.0.1', () => resolve());
+    });
+  } catch (error) {
+    // The port taken (EADDRINUSE, with its number): nothing left running.
+    await stopStorage();
+    throw error;
+  }
   const { port } = front.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
@@ -131,8 +141,7 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
       front.closeAllConnections();
       await new Promise<void>((resolve) => front.close(() => resolve()));
       agent.destroy();
-      storage.httpServer?.closeAllConnections();
-      await storage.close();
+      await stopStorage();
     },
   };
 }
@@ -165,7 +174,11 @@ function sendError(req: IncomingMessage, res: ServerResponse, refusal: Refusal, 
     'content-type': 'application/xml',
     'content-length': Buffer.byteLength(body),
     'x-amz-request-id': requestId,
-    ...(origin && corsOrigins.includes(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {}),
+    ...(corsOrigins.includes('*')
+      ? { 'access-control-allow-origin': '*' }
+      : origin && corsOrigins.includes(origin)
+        ? { 'access-control-allow-origin': origin, vary: 'Origin' }
+        : {}),
   });
   res.end(req.method === 'HEAD' ? undefined : body);
 }

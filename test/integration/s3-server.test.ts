@@ -30,9 +30,14 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const objectUrl = (key: string) => new URL(`${server.endpoint}/${bucket}/${key}`);
-const toUrl = (signed: { path: string; query?: Record<string, unknown> }) => {
-  const url = new URL(signed.path, server.endpoint);
+interface Place {
+  endpoint: string;
+  bucket: string;
+}
+const here = (): Place => ({ endpoint: server.endpoint, bucket });
+const objectUrl = (key: string, at: Place = here()) => new URL(`${at.endpoint}/${at.bucket}/${key}`);
+const toUrl = (signed: { path: string; query?: Record<string, unknown> }, at: Place) => {
+  const url = new URL(signed.path, at.endpoint);
   for (const [name, value] of Object.entries(signed.query ?? {})) url.searchParams.set(name, String(value));
   return url;
 };
@@ -42,9 +47,10 @@ async function presign(
   method: string,
   key: string,
   headers: Record<string, string> = {},
-  options: { expiresIn?: number; signingDate?: Date } = {},
+  options: { expiresIn?: number; signingDate?: Date; at?: Place } = {},
 ) {
-  const url = objectUrl(key);
+  const at = options.at ?? here();
+  const url = objectUrl(key, at);
   const signed = await signer.presign(
     {
       method,
@@ -58,7 +64,7 @@ async function presign(
     },
     { expiresIn: options.expiresIn ?? 300, signingDate: options.signingDate, unhoistableHeaders: new Set(Object.keys(headers)) },
   );
-  return toUrl(signed);
+  return toUrl(signed, at);
 }
 
 const upload = (bytes: Buffer, contentType = 'image/png') => ({
@@ -213,6 +219,25 @@ describe('the local S3 server', () => {
     // And a header signature over other headers than sent is refused
     const tampered = await fetch(url, { method: 'DELETE', headers: { ...signed.headers, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
     expect(await errorOf(tampered)).toMatchObject(signatureMismatch());
+  });
+
+  it("is the tests' and npm start's storage: AWS_ENDPOINT_URL_S3 and FILES_BUCKET name a bucket that takes signed uploads only", async () => {
+    // Given the environment the local runtime gives every function
+    const at = { endpoint: process.env.AWS_ENDPOINT_URL_S3!, bucket: process.env.FILES_BUCKET! };
+    expect(at.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const key = `uploads/${randomUUID()}`;
+    const bytes = Buffer.from('hello');
+    const headers = { 'content-type': 'text/plain', 'x-amz-tagging': 'state=unattached' };
+
+    // When an upload comes unsigned, then presigned
+    const unsigned = await put(objectUrl(key, at), bytes, headers);
+    const signed = await put(await presign('PUT', key, upload(bytes, 'text/plain'), { at }), bytes, headers);
+
+    // Then only the presigned one is stored
+    expect(await errorOf(unsigned)).toMatchObject({ status: 403, code: 'AccessDenied' });
+    expect(signed.status).toBe(200);
+    const download = await fetch(await presign('GET', key, {}, { at }));
+    expect(await download.text()).toBe('hello');
   });
 
   it('answers a CORS preflight from an allowed origin without credentials, as S3 does', async () => {
