@@ -25,7 +25,15 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-const PORT_DEFAULTS = { MESSAGING_PORT: 3000, EMAIL_PORT: 3001, REALTIME_PORT: 3002, DYNAMODB_PORT: 8000, SQS_PORT: 9324 } as const;
+const PORT_DEFAULTS = {
+  MESSAGING_PORT: 3000,
+  EMAIL_PORT: 3001,
+  REALTIME_PORT: 3002,
+  DYNAMODB_PORT: 8000,
+  SQS_PORT: 9324,
+  // s3rver's own default port, for tools already pointed at it.
+  S3_PORT: 4568,
+} as const;
 // The messaging API's earlier name, still read for one release.
 if (process.env.CHAT_PORT && !process.env.MESSAGING_PORT) process.env.MESSAGING_PORT = process.env.CHAT_PORT;
 type PortVariable = keyof typeof PORT_DEFAULTS;
@@ -55,6 +63,8 @@ try {
     dataDir: `${LOCAL_DIR}/dynamodb`,
     dynamoPort: ports.DYNAMODB_PORT,
     sqsPort: ports.SQS_PORT,
+    s3Port: ports.S3_PORT,
+    s3DataDir: `${LOCAL_DIR}/s3`,
     messagingPort: ports.MESSAGING_PORT,
     emailPort: ports.EMAIL_PORT,
     realtimePort: ports.REALTIME_PORT,

@@ -40,6 +40,8 @@ export interface LocalResources {
   tableName: string;
   queueUrls: Record<string, string>;
   realtimeEndpoint?: string;
+  /** The local S3 server's bucket, for the stack's files bucket. */
+  filesBucket?: string;
 }
 
 export class CloudAssembly {
@@ -203,6 +205,7 @@ export class CloudAssembly {
       const ref = (value as { Ref?: string }).Ref;
       const r = ref ? this.resources[ref] : undefined;
       if (r?.Type === 'AWS::DynamoDB::Table') return local.tableName;
+      if (r?.Type === 'AWS::S3::Bucket' && local.filesBucket) return local.filesBucket;
       // The webhook key: locally secrets are sealed with WEBHOOK_SECRET_KEY instead (shared/webhooks/secrets.ts).
       const getAtt = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
       if (getAtt && this.resources[getAtt[0]]?.Type === 'AWS::KMS::Key') return '';

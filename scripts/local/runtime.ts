@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { resetConfig } from '#shared/config';
 import { resetDb } from '#shared/db/client';
+import { corsOrigins } from '#shared/http/cors';
 import { recoverAfterRestart } from '#shared/email/outbox';
 import { deadLetterUrlEnv, queueUrlEnv } from '#shared/queues';
 import { schedules, streams, workers } from '#shared/routes';
@@ -15,6 +17,7 @@ import { startApiServer, type RunningApi } from './http-server.ts';
 import { accountRateLimiter } from './rate-limiter.ts';
 import { ensureQueues, ensureTable } from './resources.ts';
 import { startRealtimeServer, type RunningRealtime } from './realtime-server.ts';
+import { startS3Server } from './s3-server.ts';
 import { startSqsEmulator } from './sqs.ts';
 import { startStreamSource, type StreamSourceOptions } from './stream-source.ts';
 
@@ -24,6 +27,10 @@ export interface LocalStackOptions {
   dataDir?: string;
   dynamoPort?: number;
   sqsPort?: number;
+  /** Port of the local S3 server (files); a free one when absent. */
+  s3Port?: number;
+  /** Keep the S3 server's objects here; beside `dataDir` (its sibling `s3`) by default, else a temporary directory removed at stop. */
+  s3DataDir?: string;
   /** Ports for the HTTP APIs; null serves none (in-process tests). */
   messagingPort?: number | null;
   emailPort?: number | null;
@@ -51,19 +58,37 @@ export interface Backends {
   stop: () => Promise<void>;
 }
 
-/** DynamoDB Local and the SQS emulator, with the table and queues created from the shared definitions. */
+/** The local bucket of the files API: one per table, as one per stack on AWS. */
+export const filesBucketName = (tableName: string) => `${tableName}-files`;
+
+/**
+ * DynamoDB Local, the SQS emulator and the S3 server, with the table, queues
+ * and bucket created from the shared definitions.
+ */
 export async function startBackends(options: LocalStackOptions = {}): Promise<Backends> {
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
+    const tableName = options.tableName ?? 'serverless-messaging';
     const dynamo: RunningService = await startDynamoDbLocal({ port: options.dynamoPort, dataDir: options.dataDir });
     stops.push(dynamo.stop);
     const sqsService = await startSqsEmulator({ port: options.sqsPort });
     stops.push(sqsService.stop);
+    const s3DataDir =
+      options.s3DataDir ??
+      (options.dataDir ? path.join(path.dirname(path.resolve(options.dataDir)), 's3') : undefined) ??
+      temporaryDir(stops);
+    const s3 = await startS3Server({
+      port: options.s3Port ?? 0,
+      dataDir: s3DataDir,
+      bucket: filesBucketName(tableName),
+      credentials,
+      corsOrigins: corsOrigins(),
+    });
+    stops.push(s3.stop);
 
-    const tableName = options.tableName ?? 'serverless-messaging';
     const ddb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: REGION, credentials });
     await ensureTable(ddb, tableName);
     ddb.destroy();
@@ -77,6 +102,9 @@ export async function startBackends(options: LocalStackOptions = {}): Promise<Ba
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqsService.endpoint,
+      // Path-style, `<endpoint>/<bucket>/<key>`: the SDK's and the signer's name for S3's endpoint.
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      FILES_BUCKET: filesBucketName(tableName),
       WEBHOOK_SECRET_KEY: localWebhookKey(options.dataDir),
       ...queueEnv,
     };
@@ -85,6 +113,13 @@ export async function startBackends(options: LocalStackOptions = {}): Promise<Ba
     await stop();
     throw error;
   }
+}
+
+/** A directory for this run only, removed at stop (after the server using it, since stops run in reverse). */
+function temporaryDir(stops: (() => Promise<void>)[]): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'local-s3-'));
+  stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 /**

@@ -66,7 +66,7 @@ interface Started {
   proc: ChildProcess;
   vars: Record<string, string>;
   dynamoPort: number;
-  ports: Record<'MESSAGING_PORT' | 'EMAIL_PORT' | 'REALTIME_PORT' | 'DYNAMODB_PORT' | 'SQS_PORT', number>;
+  ports: Record<'MESSAGING_PORT' | 'EMAIL_PORT' | 'REALTIME_PORT' | 'DYNAMODB_PORT' | 'SQS_PORT' | 'S3_PORT', number>;
   /** npx's exit: a code, or the signal that ended it (Ctrl-C ends npm itself by SIGINT). */
   exited: Promise<string>;
   output: () => string;
@@ -83,16 +83,17 @@ async function startStack(
   options: { viaNpm?: boolean; machineNode?: string; ports?: Started['ports'] } = {},
 ): Promise<Started> {
   const ports = new Set<number>();
-  while (ports.size < 5) ports.add(await freePort());
-  const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort] = options.ports
+  while (ports.size < 6) ports.add(await freePort());
+  const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort, s3Port] = options.ports
     ? [
         options.ports.MESSAGING_PORT,
         options.ports.DYNAMODB_PORT,
         options.ports.SQS_PORT,
         options.ports.EMAIL_PORT,
         options.ports.REALTIME_PORT,
+        options.ports.S3_PORT,
       ]
-    : ([...ports] as [number, number, number, number, number]);
+    : ([...ports] as [number, number, number, number, number, number]);
   const [command, commandArgs] = options.viaNpm ? ['npm', ['start', '--', ...args]] : [process.execPath, [...START_LINE, ...args]];
   const proc = spawn(command, commandArgs, {
     cwd: ROOT,
@@ -102,6 +103,7 @@ async function startStack(
       REALTIME_PORT: String(realtimePort),
       DYNAMODB_PORT: String(dynamoPort),
       SQS_PORT: String(sqsPort),
+      S3_PORT: String(s3Port),
       DNS_SERVERS: dns.address,
       ...(options.machineNode ? { PATH: [dirname(options.machineNode), process.env.PATH].join(delimiter) } : {}),
     }),
@@ -139,6 +141,7 @@ async function startStack(
       REALTIME_PORT: realtimePort,
       DYNAMODB_PORT: dynamoPort,
       SQS_PORT: sqsPort,
+      S3_PORT: s3Port,
     },
     exited,
     output,
@@ -437,7 +440,7 @@ describe('npm start and the admin command line', () => {
     ],
   ])('refuses to start with %s=%s, in one line naming it', async (name, value, message) => {
     const ports: Record<string, string> = {};
-    for (const port of ['MESSAGING_PORT', 'EMAIL_PORT', 'REALTIME_PORT', 'DYNAMODB_PORT', 'SQS_PORT'])
+    for (const port of ['MESSAGING_PORT', 'EMAIL_PORT', 'REALTIME_PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'S3_PORT'])
       ports[port] = String(await freePort());
     const proc = spawn(process.execPath, START_LINE, {
       cwd: ROOT,
@@ -554,7 +557,7 @@ describe('npm start and the admin command line', () => {
       for (const [name, value] of Object.entries(stack.vars)) expect(sourced).toContain(`${name}=${value}`);
 
       // A second start on the same ports: one line naming the port and its variable, nothing started.
-      for (const name of ['MESSAGING_PORT', 'DYNAMODB_PORT'] as const) {
+      for (const name of ['MESSAGING_PORT', 'DYNAMODB_PORT', 'S3_PORT'] as const) {
         const others: Record<string, string> = {};
         for (const other of Object.keys(stack.ports)) if (other !== name) others[other] = String(await freePort());
         const second = spawn(process.execPath, START_LINE, {

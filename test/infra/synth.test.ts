@@ -104,7 +104,12 @@ describe('cdk synth', () => {
       const localValidator = { DNS_SERVERS: env!.dns.address, ALLOW_PRIVATE_MX: 'true', DNS_TIMEOUT_MS: '400', DNS_TRIES: '2' };
       invoke = bundleInvoker(
         assembly,
-        { tableName: process.env.TABLE_NAME!, queueUrls, realtimeEndpoint: realtimeServer.callbackUrl },
+        {
+          tableName: process.env.TABLE_NAME!,
+          queueUrls,
+          realtimeEndpoint: realtimeServer.callbackUrl,
+          filesBucket: process.env.FILES_BUCKET!,
+        },
         (_fn: AssemblyFunction, own) => ({ ...platform, ...own, ...(own.DNS_SERVERS ? localValidator : {}) }),
         (fn) => invoked.add(fn.logicalId),
       );

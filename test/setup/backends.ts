@@ -7,7 +7,7 @@ declare module 'vitest' {
   }
 }
 
-/** Starts DynamoDB Local and the SQS emulator on free loopback ports, and stops them after the run. */
+/** Starts DynamoDB Local, the SQS emulator and the S3 server on free loopback ports, and stops them after the run. */
 export default async function setup(project: TestProject) {
   const backends = await startBackends({ tableName: 'test' });
   project.provide('backendEnv', backends.env);
