@@ -89,7 +89,8 @@ async function presign(r: SignRequest): Promise<Presigned> {
   const t = target();
   const host = t.endpoint ? t.endpoint.host : `${t.bucket}.s3.${t.region}.amazonaws.com`;
   const basePath = t.endpoint ? `${t.endpoint.pathname.replace(/\/$/, '')}/${t.bucket}` : '';
-  const headers = { ...r.headers, host };
+  // A presigned request's payload is never hashed (S3 reads UNSIGNED-PAYLOAD, hoisted into the query as the SDK's presigner does).
+  const headers = { ...r.headers, host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
   const now = new Date();
   const signed = await signerFor(t.region).presign(
     {

@@ -130,10 +130,8 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
   it("cannot attach the owner's file, and what it uploads is its own", async () => {
     // Given the intruder's own conversation and own upload
     const own = (await api.call('POST', '/v1/conversations', { token: intruder.token, form: { contact_id: intruder.contactId } })).body;
-    const upload = await api.call('POST', '/v1/files', {
-      token: intruder.token,
-      form: { name: 'b.txt', content_type: 'text/plain', size: 1 },
-    });
+    const form = { name: 'b.txt', content_type: 'text/plain', size: 1 };
+    const upload = await api.call('POST', '/v1/files', { token: intruder.token, form });
     expect(upload.status).toBe(201);
     // Then the owner does not see it
     expect((await api.call('GET', `/v1/files/${upload.body.id}`, { token: owner.token })).status).toBe(404);
