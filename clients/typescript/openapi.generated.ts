@@ -447,6 +447,49 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/files': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create a file upload
+     * @description Announces an upload: its `name`, `content_type` and exact `size` in bytes (1 to `MAX_FILE_BYTES`, 25 MiB unless the deployment says otherwise; a deployment may also limit the content types, `FILE_CONTENT_TYPES`). The answer holds a presigned `PUT` (`upload`), valid at most one hour: send the bytes to `upload.url` with every header of `upload.headers`. Storage itself refuses the request for any other size, content type or header (`403`), so the file is what was announced. The file is `pending` until its bytes are there, then `uploaded`; attach it to a message with `attachments[0][file_id]`. Only the uploader sees and attaches it. A file never attached is deleted after 24 hours; one whose last message is deleted, or whose last attachment is removed, within a minute.
+     */
+    post: operations['createFile'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/files/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The file id. */
+        id: components['parameters']['FileIdPath'];
+      };
+      cookie?: never;
+    };
+    /**
+     * Retrieve a file
+     * @description One of the authenticated user's own files: `pending` until its bytes are in storage, then `uploaded`. Another user's file, or one deleted, is a `404`. `upload` is null: it is shown only when the file is created.
+     */
+    get: operations['getFile'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/events': {
     parameters: {
       query?: never;
@@ -748,7 +791,8 @@ export interface components {
      *           "url": "https://example.com/cat.png",
      *           "name": null,
      *           "mime_type": "image/png",
-     *           "size": 48213
+     *           "size": 48213,
+     *           "file_id": null
      *         }
      *       ],
      *       "read_at": null,
@@ -815,14 +859,55 @@ export interface components {
     Attachment: {
       id: components['schemas']['AttachmentId'];
       type: components['schemas']['AttachmentType'];
-      /** @description An https URL, as sent. */
+      /** @description An external attachment's https URL, as sent. An uploaded file's download URL, made for this reader as the message is sent to them (response, realtime frame, event, webhook) and valid at most one hour; it downloads the file under its name. (Locally, from the S3-compatible server on loopback, it is `http`.) */
       url: string;
+      /** @description The uploaded file the attachment shows; null for an external URL. */
+      file_id: components['schemas']['FileId'] | null;
       /** @description File name; null when not given. */
       name: string | null;
       /** @description Media type such as `image/png`; null when not given. */
       mime_type: string | null;
       /** @description Size in bytes; null when not given. */
       size: number | null;
+    };
+    /** @example file_01JD5R8Z9Q4W3X2V1T0S9R8Q7P */
+    FileId: string;
+    File: {
+      id: components['schemas']['FileId'];
+      name: string;
+      content_type: string;
+      size: number;
+      /**
+       * @description `pending` until the bytes are in storage, then `uploaded`.
+       * @enum {string}
+       */
+      status: 'pending' | 'uploaded';
+      /** @description The upload, in the answer to `POST /v1/files`; null afterwards. */
+      upload: components['schemas']['FileUpload'] | null;
+      created_at: components['schemas']['Timestamp'];
+    };
+    /** @description A presigned request to storage: send the bytes with this method, to this URL, with exactly these headers (and the announced size). */
+    FileUpload: {
+      url: string;
+      /** @constant */
+      method: 'PUT';
+      /**
+       * @example {
+       *       "Content-Type": "image/png",
+       *       "x-amz-tagging": "state=unattached"
+       *     }
+       */
+      headers: {
+        [key: string]: string;
+      };
+      /** @description When the URL stops working (Unix seconds), at most one hour after it was made. */
+      expires_at: components['schemas']['Timestamp'];
+    };
+    CreateFileRequest: {
+      name: string;
+      content_type: string;
+      /** @description Bytes, 1 to `MAX_FILE_BYTES` (25 MiB by default), as a number or a string of digits. */
+      size: number | string;
     };
     /** @enum {string} */
     AttachmentType: 'image' | 'video' | 'audio' | 'file';
@@ -1515,7 +1600,15 @@ export interface components {
     };
     /** @description Attachments to add (form: `attachments[0][type]=image&attachments[0][url]=https://...`). An empty value (or null) means none; on update it removes all. */
     AttachmentsInput: components['schemas']['AttachmentInput'][] | '' | null;
-    AttachmentInput: {
+    AttachmentInput: components['schemas']['LinkAttachmentInput'] | components['schemas']['FileAttachmentInput'];
+    /** @description An uploaded file (`POST /v1/files`), by its id: the caller's own, and uploaded. Its `name`, `mime_type` and `size` come from the file, and `type` from its content type unless given. Another user's file, or an unknown one: `404` naming the attachment (`attachments[0][file_id]`); one not uploaded yet: `400` `file_not_uploaded`. */
+    FileAttachmentInput: {
+      /** @example file_01JD5R8Z9Q4W3X2V1T0S9R8Q7P */
+      file_id: string;
+      type?: components['schemas']['AttachmentType'];
+    };
+    /** @description An external file, by its https URL. */
+    LinkAttachmentInput: {
       type: components['schemas']['AttachmentType'];
       /** @description An https URL (checked with the WHATWG URL parser). */
       url: string;
@@ -1588,7 +1681,7 @@ export interface components {
     };
   };
   responses: {
-    /** @description Invalid request: an unknown, missing or invalid parameter (`parameter_unknown`, `parameter_missing`, `parameter_invalid`), a cursor id not in the list (`invalid_cursor`), a message whose reactions and attachments would pass their 16 KiB budget (`message_too_large`), a body that is not a JSON object (`invalid_json`), or a request API Gateway itself rejected (`bad_request`). */
+    /** @description Invalid request: an unknown, missing or invalid parameter (`parameter_unknown`, `parameter_missing`, `parameter_invalid`), a cursor id not in the list (`invalid_cursor`), a message whose reactions and attachments would pass their 16 KiB budget (`message_too_large`), an attached file not uploaded yet (`file_not_uploaded`), a body that is not a JSON object (`invalid_json`), or a request API Gateway itself rejected (`bad_request`). */
     BadRequest: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1606,6 +1699,7 @@ export interface components {
               | 'parameter_invalid'
               | 'invalid_cursor'
               | 'message_too_large'
+              | 'file_not_uploaded'
               | 'invalid_json'
               | 'bad_request';
           };
@@ -2023,6 +2117,8 @@ export interface components {
     EndingBefore: components['schemas']['IdInput'];
     /** @description The conversation id. */
     ConversationIdPath: string;
+    /** @description The file id. */
+    FileIdPath: string;
     /** @description The message id. */
     MessageIdPath: string;
     /** @description The contact id. */
@@ -3280,6 +3376,73 @@ export interface operations {
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['SecretKeyRequired'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalError'];
+      '5XX': components['responses']['ServerError'];
+    };
+  };
+  createFile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': components['schemas']['CreateFileRequest'];
+        'application/json': components['schemas']['CreateFileRequest'];
+      };
+    };
+    responses: {
+      /** @description The file, pending, with its upload. */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['File'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['UserTokenRequired'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalError'];
+      '5XX': components['responses']['ServerError'];
+    };
+  };
+  getFile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The file id. */
+        id: components['parameters']['FileIdPath'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The file. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['File'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['UserTokenRequired'];
+      404: components['responses']['NotFound'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       429: components['responses']['TooManyRequests'];

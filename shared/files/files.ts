@@ -22,7 +22,7 @@ export const presentFile = (f: FileRecord, upload?: Presigned) => ({
   content_type: f.content_type,
   size: f.size,
   status: f.status === 'pending' ? 'pending' : 'uploaded',
-  ...(upload ? { upload: presentUpload(upload) } : {}),
+  upload: upload ? presentUpload(upload) : null,
   created_at: f.created_at,
 });
 

@@ -13,13 +13,14 @@ import { isRecord } from '#shared/util/object-schema';
 interface ShownAttachment {
   url: string | null;
   name: string | null;
-  file_id?: string;
+  /** Null (or absent, in events stored before files) for an external link. */
+  file_id?: string | null;
 }
 
 const signed = async (accountId: string, a: ShownAttachment): Promise<ShownAttachment> =>
-  a.file_id === undefined ? a : { ...a, url: await downloadUrl(objectKey(accountId, a.file_id), a.name ?? a.file_id, URL_SECONDS) };
+  typeof a.file_id !== 'string' ? a : { ...a, url: await downloadUrl(objectKey(accountId, a.file_id), a.name ?? a.file_id, URL_SECONDS) };
 
-const hasFiles = (attachments: ShownAttachment[]) => attachments.some((a) => a.file_id !== undefined);
+const hasFiles = (attachments: ShownAttachment[]) => attachments.some((a) => typeof a.file_id === 'string');
 
 /** Messages as presented, their uploaded files' `url` filled in. */
 export async function withFileUrls<M extends { attachments: ShownAttachment[] }>(accountId: string, messages: M[]): Promise<M[]> {

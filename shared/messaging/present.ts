@@ -45,7 +45,7 @@ const presentMessage = (m: Message, contact: Contact | undefined) => ({
     name,
     mime_type,
     size,
-    ...(file_id === undefined ? {} : { file_id }),
+    file_id: file_id ?? null,
   })),
   read_at: m.read_at,
   created_at: m.created_at,

@@ -99,7 +99,7 @@ describe.each(transports())('files over %s', (transport) => {
     // Then the file shows uploaded
     const after = await api.call('GET', `/v1/files/${created.body.id}`, { token: t.token });
     expect(after.status).toBe(200);
-    expect(after.body).toEqual({ ...created.body, status: 'uploaded', upload: undefined });
+    expect(after.body).toEqual({ ...created.body, status: 'uploaded', upload: null });
     // And only to her: bob's token finds no such file
     expect((await api.call('GET', `/v1/files/${created.body.id}`, { token: t.token2 })).status).toBe(404);
   });
@@ -201,6 +201,7 @@ describe.each(transports())('files over %s', (transport) => {
       name: null,
       mime_type: null,
       size: null,
+      file_id: null,
     });
     expect(sent.body.attachments[1]).toMatchObject({ type: 'file', name: 'report.pdf', mime_type: 'application/pdf', file_id: file.id });
   });

@@ -84,6 +84,7 @@ describe.each(transports())('messages over %s', (transport) => {
             name: 'a.png',
             mime_type: 'image/png',
             size: 1024,
+            file_id: null,
           },
           {
             id: expect.stringMatching(/^att_/),
@@ -92,6 +93,7 @@ describe.each(transports())('messages over %s', (transport) => {
             name: null,
             mime_type: null,
             size: null,
+            file_id: null,
           },
         ]);
       }

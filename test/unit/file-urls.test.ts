@@ -16,8 +16,8 @@ describe('download URLs as an event leaves', () => {
     size: 3,
     file_id: 'file_01JD5R8Z9Q4W3X2V1T0S9R8Q7P',
   };
-  const link = { id: 'att_2', type: 'file', url: 'https://example.com/a.pdf', name: null, mime_type: null, size: null };
-  const event = (attachments: unknown[]) => ({
+  const link = { id: 'att_2', type: 'file', url: 'https://example.com/a.pdf', name: null, mime_type: null, size: null, file_id: null };
+  const event = (attachments: { url: string | null }[]) => ({
     id: 'evt_1',
     type: 'message.created',
     created_at: 1,

@@ -39,7 +39,17 @@ const message = () => ({
   },
   message: 'Hello',
   reactions: [{ thumbsup: ['alice', 'bob'] }, { '❤️': ['carol'] }],
-  attachments: [{ id: `att_${ulid}`, type: 'image', url: 'https://example.com/cat.png', name: null, mime_type: 'image/png', size: 48213 }],
+  attachments: [
+    {
+      id: `att_${ulid}`,
+      type: 'image',
+      url: 'https://example.com/cat.png',
+      name: null,
+      mime_type: 'image/png',
+      size: 48213,
+      file_id: null,
+    },
+  ],
   read_at: null,
   created_at: 1_735_689_700,
   updated_at: null,
