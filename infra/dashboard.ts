@@ -159,8 +159,12 @@ export function buildDashboard(scope: Construct, props: DashboardSources, alarms
   const realtime = props.realtime;
   dashboard.addWidgets(
     graph('Credits held (emails waiting for credits)', [business('creditsHeld')], 6),
-    // AttentionNeeded is what the alarm reads: the events given up here and the authorizer's failed lookups beside.
-    graph('Webhook failures', [business('webhookAttemptsFailed'), business('webhookEventsFailed'), business('attentionNeeded')], 6),
+    // AttentionNeeded is what the alarm reads: the events given up and files left behind here, the authorizer's failed lookups beside.
+    graph(
+      'Webhook and file clean-up failures',
+      [business('webhookAttemptsFailed'), business('webhookEventsFailed'), business('fileCleanupFailed'), business('attentionNeeded')],
+      6,
+    ),
     graph(
       'Realtime errors (authorizer lookups, not refusals; stage integration and execution)',
       [

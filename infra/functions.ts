@@ -1,15 +1,17 @@
 import path from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { ApplicationLogLevel, Architecture, Function as Lambda, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { queueUrlEnv } from '../shared/queues.ts';
-import { DEFAULT_TIMEOUT_SECONDS, MEMORY_MB, type QueueName, type TableAccess } from '../shared/routes.ts';
+import { DEFAULT_TIMEOUT_SECONDS, MEMORY_MB, type FileAccess, type QueueName, type TableAccess } from '../shared/routes.ts';
 import { bundledCode } from './bundle.ts';
-import type { FunctionRoles } from './roles.ts';
+import { fileAccess, type FunctionRoles } from './roles.ts';
 import { lambdaRuntime } from './runtime.ts';
 import type { DeploySettings } from './settings.ts';
 
@@ -32,7 +34,22 @@ export interface FunctionSpec {
   description?: string;
   /** Posts to the realtime API's connections (granted by infra/realtime.ts once the stage exists). */
   manages?: boolean;
+  /** Uses the files bucket's objects (FileAccess in shared/routes/route.ts). */
+  files?: readonly FileAccess[];
 }
+
+/**
+ * The S3 actions of each file access, on the bucket's objects only: a
+ * presigned URL can do only what its signer's role may, so a function that
+ * makes upload URLs needs PutObject, one that makes download URLs GetObject.
+ * No ListBucket: the functions know their keys, and without it a missing
+ * object answers 403 rather than 404, which they treat alike.
+ */
+export const FILE_ACTIONS: Record<FileAccess, readonly string[]> = {
+  read: ['s3:GetObject'],
+  write: ['s3:PutObject', 's3:PutObjectTagging'],
+  delete: ['s3:DeleteObject'],
+};
 
 export interface FunctionDeps {
   functionsDir: string;
@@ -40,6 +57,8 @@ export interface FunctionDeps {
   /** Seals the webhook endpoints' secrets (shared/webhooks/secrets.ts). */
   webhookKey: IKey;
   queues: Record<QueueName, IQueue>;
+  /** The files' private bucket (POST /v1/files uploads, message attachments). */
+  filesBucket: IBucket;
   settings: DeploySettings;
   roles: FunctionRoles;
 }
@@ -108,6 +127,19 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
     const queue = deps.queues[name];
     queue.grantSendMessages(fn);
     fn.addEnvironment(queueUrlEnv(name), queue.queueUrl);
+  }
+
+  const files = fileAccess(spec.files);
+  if (files.length > 0) {
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: files.flatMap((a) => FILE_ACTIONS[a]), resources: [deps.filesBucket.arnForObjects('*')] }),
+    );
+    fn.addEnvironment('FILES_BUCKET', deps.filesBucket.bucketName);
+  }
+  // What an upload URL is made for: the size and content type it signs, checked against these first.
+  if (files.includes('write')) {
+    fn.addEnvironment('MAX_FILE_BYTES', String(deps.settings.files.maxBytes));
+    fn.addEnvironment('FILE_CONTENT_TYPES', deps.settings.files.contentTypes.join(','));
   }
   return fn;
 }

@@ -140,7 +140,7 @@ export class Monitoring extends Construct {
       'attention-needed',
       custom('attentionNeeded'),
       0,
-      'The realtime authorizer could not look a token up (handshakes answered 500), or a webhook event was given up after its last attempt or an endpoint disabled after 3 days of failures.',
+      'The realtime authorizer could not look a token up (handshakes answered 500), a webhook event was given up after its last attempt or an endpoint disabled after 3 days of failures, or a file could not be deleted after its last attachment went.',
     );
 
     // APIs: any answer 5xx (a handler's unexpected error, its authorizer failing, Lambda failing, timing out or throttling), and tail latency.

@@ -6,6 +6,7 @@ import { Rule } from 'aws-cdk-lib/aws-events';
 import { CfnRole, Role } from 'aws-cdk-lib/aws-iam';
 import { EventSourceMapping, Function as Lambda } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -41,7 +42,14 @@ export class AcknowledgedFindings implements IAspect {
         'A WebSocket API authorizes on $connect only (API Gateway runs no authorizer on other routes): the connection was authorized there, and the route reads its user from that authorization.',
       );
     } else if (node instanceof Queue) this.queue(node);
-    else if (node instanceof EventSourceMapping) {
+    else if (node instanceof Bucket) {
+      acknowledge(
+        node,
+        'AwsSolutions-S1',
+        "No server access logs: every request to this bucket is a URL one of the stack's functions presigned (or its own delete), and that function logs it with its request id, file and account; " +
+          'a log bucket would be a second bucket to secure and expire for the same facts. CloudTrail S3 data events are the account-wide audit trail where one is required.',
+      );
+    } else if (node instanceof EventSourceMapping) {
       acknowledge(
         node,
         'Serverless-LambdaEventSourceMappingDestination',
@@ -93,6 +101,13 @@ export class AcknowledgedFindings implements IAspect {
         role,
         `AwsSolutions-IAM5[Resource::arn:${partition}:execute-api:${region}:<AWS::AccountId>:<${api}>/prod/*/@connections/*]`,
         "Posting to this WebSocket API's connections: their ids exist only at run time, so the grant names the API's @connections path.",
+      );
+    }
+    for (const bucket of logicalIdsOf(stack, Bucket)) {
+      acknowledge(
+        role,
+        `AwsSolutions-IAM5[Resource::<${bucket}.Arn>/*]`,
+        "The files bucket's objects: their keys (file ids) exist only at run time; the actions are only those the function's row names (infra/functions.ts, FILE_ACTIONS).",
       );
     }
     for (const table of tablesOf(Stack.of(fn))) {

@@ -1,6 +1,6 @@
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import type { QueueName, TableAccess } from '../shared/routes.ts';
+import type { FileAccess, QueueName, TableAccess } from '../shared/routes.ts';
 
 /** What a function may do besides writing its own logs: the grants its route-table row declares. */
 export interface GrantProfile {
@@ -11,6 +11,8 @@ export interface GrantProfile {
   seals?: boolean;
   /** Posts to the realtime API's connections; the caller grants it once the stage exists. */
   manages?: boolean;
+  /** What it does with the files bucket's objects. */
+  files?: readonly FileAccess[];
 }
 
 /**
@@ -64,5 +66,15 @@ export function profileName(profile: GrantProfile): string {
     profile.decrypts ? 'Decrypts' : '',
     profile.seals ? 'Seals' : '',
     profile.manages ? 'Manages' : '',
+    fileAccess(profile.files).length
+      ? `Files${fileAccess(profile.files)
+          .map((a) => a[0]!.toUpperCase() + a.slice(1))
+          .join('')}`
+      : '',
   ].join('');
 }
+
+const FILE_ACCESS_ORDER: readonly FileAccess[] = ['read', 'write', 'delete'];
+
+/** A row's file access, each once and in one order, so that equal grants make equal profiles. */
+export const fileAccess = (files: readonly FileAccess[] | undefined): FileAccess[] => FILE_ACCESS_ORDER.filter((a) => files?.includes(a));

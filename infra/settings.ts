@@ -35,6 +35,8 @@ export interface DeploySettings {
   authCacheSeconds: number;
   /** How long the events feeds keep an event (GET /v1/events, the WebSocket's resume), in days. */
   eventRetentionDays: number;
+  /** Uploads (POST /v1/files): the largest file in bytes, and the content types allowed (empty: any). */
+  files: { maxBytes: number; contentTypes: string[] };
 }
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
@@ -49,6 +51,11 @@ export type DeployTarget = (typeof DEPLOY_TARGETS)[number];
 export const DEFAULT_AUTH_CACHE_SECONDS = 60;
 /** API Gateway's own ceiling for an authorizer's result cache. */
 export const MAX_AUTH_CACHE_SECONDS = 3600;
+
+/** The largest upload by default: 25 MiB. */
+export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
+/** One presigned PUT uploads at most 5 GiB (S3's limit for a single upload). */
+export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
 /** Context keys, as a deployer types them after `-c`. */
 export const SETTING = {
@@ -67,6 +74,9 @@ export const SETTING = {
   authCacheSeconds: 'AUTH_CACHE_SECONDS',
   // Named like the variable the functions (and npm start) read.
   eventRetentionDays: 'EVENT_RETENTION_DAYS',
+  // Named like the variables the files functions read.
+  maxFileBytes: 'MAX_FILE_BYTES',
+  fileContentTypes: 'FILE_CONTENT_TYPES',
 } as const;
 
 export class DeploySettingError extends Error {
@@ -96,7 +106,34 @@ export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = proces
     corsOrigins: cors(context(SETTING.corsOrigins)),
     authCacheSeconds: authCacheSeconds(context(SETTING.authCacheSeconds)),
     eventRetentionDays: eventRetentionDays(context(SETTING.eventRetentionDays)),
+    files: {
+      maxBytes: maxFileBytes(context(SETTING.maxFileBytes)),
+      contentTypes: fileContentTypes(context(SETTING.fileContentTypes)),
+    },
   };
+}
+
+function maxFileBytes(raw: string | undefined): number {
+  const bytes = number(raw, SETTING.maxFileBytes, DEFAULT_MAX_FILE_BYTES, true);
+  if (bytes > MAX_SINGLE_PUT_BYTES) {
+    throw new DeploySettingError(`${SETTING.maxFileBytes} must be at most ${MAX_SINGLE_PUT_BYTES} (5 GiB, one S3 PUT), got '${raw}'`);
+  }
+  return bytes;
+}
+
+const CONTENT_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+
+/** A comma-separated list of `type/subtype`, lower-cased; empty allows any type. */
+function fileContentTypes(raw: string | undefined): string[] {
+  const types = (raw ?? '')
+    .split(',')
+    .map((t) => t.trim().toLowerCase())
+    .filter(Boolean);
+  const bad = types.find((t) => !CONTENT_TYPE.test(t));
+  if (bad !== undefined) {
+    throw new DeploySettingError(`${SETTING.fileContentTypes} must be a comma-separated list of type/subtype, got '${bad}'`);
+  }
+  return [...new Set(types)];
 }
 
 function eventRetentionDays(raw: string | undefined): number {

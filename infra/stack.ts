@@ -11,8 +11,10 @@ import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { Function as Lambda } from 'aws-cdk-lib/aws-lambda';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/db/table-definition.ts';
+import { CORS_MAX_AGE_SECONDS } from '../shared/http/cors.ts';
 import { queues, type QueueDefinition } from '../shared/queues.ts';
 import {
   schedules,
@@ -71,6 +73,8 @@ export class MessagingAndEmailValidationStack extends Stack {
   readonly failedInvocationsQueue: Queue;
   /** Seals the webhook endpoints' secrets; the delivery worker may decrypt. */
   readonly webhookKey: Key;
+  /** The files' private bucket: uploads by presigned PUT, downloads by presigned GET. */
+  readonly filesBucket: Bucket;
   readonly settings: DeploySettings;
   readonly monitoring: Monitoring;
   /** API Gateway's account-wide logging role, when this stack sets it. */
@@ -98,11 +102,13 @@ export class MessagingAndEmailValidationStack extends Stack {
       queueName: `${this.stackName}-failed-invocations`,
       retentionPeriod: Duration.days(14),
     });
+    this.filesBucket = this.createFilesBucket();
     const deps: FunctionDeps = {
       functionsDir: props.functionsDir ?? path.join(REPO_ROOT, 'functions'),
       table: this.table,
       webhookKey: this.webhookKey,
       queues: this.queues,
+      filesBucket: this.filesBucket,
       settings: this.settings,
       roles: new FunctionRoles(this),
     };
@@ -243,6 +249,40 @@ export class MessagingAndEmailValidationStack extends Stack {
       });
     }
     return table;
+  }
+
+  /**
+   * Private and encrypted, reached over TLS only, and only through URLs the
+   * functions presign. Browsers upload from the CORS origins straight to it.
+   * Two lifecycle rules clean up what no function will: uploads never
+   * attached (tagged `state=unattached` by their upload URL, retagged on
+   * first attach) after a day, and multipart uploads left incomplete.
+   */
+  private createFilesBucket(): Bucket {
+    const origins = this.settings.corsOrigins;
+    return new Bucket(this, 'FilesBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy: RemovalPolicy.RETAIN,
+      cors: origins.length
+        ? [
+            {
+              allowedOrigins: origins,
+              allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
+              // What an upload URL signs besides the length (which a browser sets itself).
+              allowedHeaders: ['content-type', 'x-amz-tagging'],
+              exposedHeaders: ['ETag'],
+              maxAge: CORS_MAX_AGE_SECONDS,
+            },
+          ]
+        : undefined,
+      lifecycleRules: [
+        { id: 'expire-unattached-uploads', tagFilters: { state: 'unattached' }, expiration: Duration.days(1) },
+        { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+    });
   }
 
   private createQueues(): { main: Record<QueueName, Queue>; deadLetters: Record<QueueName, Queue> } {

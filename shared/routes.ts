@@ -10,7 +10,7 @@ import { messagingRoutes } from '#shared/routes/messaging';
 import { platformRoutes } from '#shared/routes/platform';
 import type { ApiName, HttpMethod, Route, TableAccess } from '#shared/routes/route';
 
-export type { ApiName, Credential, HttpMethod, QueueName, Route, TableAccess } from '#shared/routes/route';
+export type { ApiName, Credential, FileAccess, HttpMethod, QueueName, Route, TableAccess } from '#shared/routes/route';
 export { realtime, type RealtimeRoute } from '#shared/routes/realtime';
 export { schedules, type Schedule } from '#shared/routes/schedules';
 export { streams, type StreamConsumer } from '#shared/routes/streams';

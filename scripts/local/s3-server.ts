@@ -113,6 +113,12 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
     const upstream = http.request(
       { host: '127.0.0.1', port: storagePort, method: req.method, path: req.url, headers: endToEnd(req.headers), agent },
       (answer) => {
+        // S3 answers a missing key with 403, not 404, to a signer without s3:ListBucket, which no function of the stack
+        // has (infra/functions.ts): the same answer here, so code that reads it behaves locally as it will on AWS.
+        if (answer.statusCode === 404 && (req.method === 'GET' || req.method === 'HEAD') && isObjectPath(req.url ?? '/')) {
+          answer.resume();
+          return sendError(req, res, { status: 403, code: 'AccessDenied', message: 'Access Denied' }, options.corsOrigins);
+        }
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
         pipeline(answer, res, () => undefined);
       },
@@ -145,6 +151,9 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
     },
   };
 }
+
+/** `/<bucket>/<key...>`, not the bucket itself. */
+const isObjectPath = (url: string) => /^\/[^/?]+\/[^?]/.test(url);
 
 /** The headers of one hop, without those that belong to the connection (RFC 9110, 7.6.1). */
 function endToEnd(headers: http.IncomingHttpHeaders): OutgoingHttpHeaders {

@@ -31,5 +31,5 @@ export const platformRoutes: readonly Route[] = [
   platform('POST', '/v1/webhook_endpoints/{id}/rotate_secret', 'webhook-endpoints/rotate-secret', 'readWrite', { seals: true }),
   platform('GET', '/v1/account', 'account/messaging', 'read', { showsLimits: true }),
   // A user token reads its user's events, a secret key the account's.
-  platform('GET', '/v1/events', 'events/list', 'read', { credential: 'any' }),
+  platform('GET', '/v1/events', 'events/list', 'read', { credential: 'any', files: ['read'] }),
 ];

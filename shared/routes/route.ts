@@ -4,6 +4,15 @@ export type ApiName = 'messaging' | 'email';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type TableAccess = 'read' | 'readWrite';
 export type QueueName = keyof typeof import('#shared/queues').queues;
+/**
+ * What a function does with the files bucket (least-privilege S3 grants):
+ * `read` makes download URLs and checks uploads (s3:GetObject), `write`
+ * makes upload URLs and tags objects (s3:PutObject, s3:PutObjectTagging),
+ * `delete` deletes objects (s3:DeleteObject). A presigned URL carries the
+ * rights of the function that signed it, so signing one needs the action it
+ * allows.
+ */
+export type FileAccess = 'read' | 'write' | 'delete';
 
 export interface Route {
   api: ApiName;
@@ -30,6 +39,8 @@ export interface Route {
   showsLimits?: boolean;
   /** Seals a new webhook secret (kms:Encrypt on the webhook key). */
   seals?: boolean;
+  /** Uses the files bucket: see FileAccess. Gets FILES_BUCKET (and with `write`, MAX_FILE_BYTES and FILE_CONTENT_TYPES). */
+  files?: readonly FileAccess[];
 }
 
 export type Credential = 'user' | 'secret' | 'any';

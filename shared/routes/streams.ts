@@ -1,4 +1,4 @@
-import type { QueueName, TableAccess } from '#shared/routes/route';
+import type { FileAccess, QueueName, TableAccess } from '#shared/routes/route';
 
 /**
  * Consumers of the table's change stream: a DynamoDB event source mapping on
@@ -12,6 +12,8 @@ export interface StreamConsumer {
   handler: string;
   table: TableAccess;
   sends?: QueueName[];
+  /** Uses the files bucket (FileAccess in shared/routes/route.ts). */
+  files?: readonly FileAccess[];
   batchSize: number;
   timeoutSeconds: number;
   /** Attempts of a failing batch (after bisecting) before its records go to the dead-letter queue. */
@@ -60,6 +62,8 @@ export const streams: readonly StreamConsumer[] = [
     handler: 'workers/realtime-events',
     // Deletes the connections API Gateway reports gone; records a replay's end.
     table: 'readWrite',
+    // A frame's attachments carry download URLs made for its reader.
+    files: ['read'],
     batchSize: 100,
     timeoutSeconds: 60,
     // A frame is worth sending only now: a batch that keeps failing is not held up long.

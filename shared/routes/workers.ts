@@ -1,4 +1,4 @@
-import type { QueueName, TableAccess } from '#shared/routes/route';
+import type { FileAccess, QueueName, TableAccess } from '#shared/routes/route';
 
 /** Queue consumers: the Lambda event source mapping on AWS, a poller locally. */
 export interface Worker {
@@ -16,6 +16,8 @@ export interface Worker {
   validates?: boolean;
   /** Opens webhook secrets (kms:Decrypt on the webhook key). */
   decrypts?: boolean;
+  /** Uses the files bucket (FileAccess in shared/routes/route.ts). */
+  files?: readonly FileAccess[];
   /**
    * Locally, receive one message at a time: the SQS emulator holds a long
    * poll until the batch is full or the wait ends, where SQS answers as soon
@@ -32,6 +34,7 @@ export const workers: readonly Worker[] = [
     queue: 'purge',
     table: 'readWrite',
     sends: ['purge'],
+    files: ['write', 'delete'],
     batchSize: 1,
     timeoutSeconds: 60,
     maxConcurrency: 2,
@@ -42,6 +45,7 @@ export const workers: readonly Worker[] = [
     queue: 'delivery',
     table: 'readWrite',
     sends: ['delivery'],
+    files: ['write', 'delete'],
     batchSize: 1,
     timeoutSeconds: 60,
     maxConcurrency: 2,
@@ -62,6 +66,7 @@ export const workers: readonly Worker[] = [
     queue: 'webhooks',
     table: 'readWrite',
     sends: ['webhooks'],
+    files: ['read'],
     batchSize: 10,
     // Ten attempts of at most 10 s each, in parallel, with room for the records and the next sends.
     timeoutSeconds: 30,

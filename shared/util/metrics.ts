@@ -40,11 +40,12 @@ export const METRIC = {
   webhookEventsFailed: { name: 'WebhookEventsFailed', unit: 'Count' },
   /** The realtime authorizer could not look a token up (a refused token is not counted: it fails by design). */
   realtimeAuthorizerFailures: { name: 'RealtimeAuthorizerFailures', unit: 'Count' },
-  /** A file no message attaches any more could not be deleted from storage (its job retries). */
+  /** A file whose last attachment went could not be deleted from the bucket (its job retries; the object stays until then). */
   fileCleanupFailed: { name: 'FileCleanupFailed', unit: 'Count' },
   /**
-   * Either of the two above (an event given up, a failed token lookup): the one metric their alarm reads, since
-   * each metric an alarm reads is billed. Their own metrics and ERROR lines tell which it was.
+   * Any of the three above (an event given up, a failed token lookup, a file left behind): the one metric their
+   * alarm reads, since each metric an alarm reads is billed; whoever counts one of them counts this too. Their
+   * own metrics and ERROR lines tell which it was.
    */
   attentionNeeded: { name: 'AttentionNeeded', unit: 'Count' },
 } as const satisfies Record<string, { name: string; unit: MetricUnit }>;

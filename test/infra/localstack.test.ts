@@ -43,6 +43,14 @@ describe('the LocalStack flavour (-c target=localstack)', () => {
     expect(functions.length).toBe(Object.keys(onAws.findResources('AWS::Lambda::Function')).length - apiCount - realtimeFunctions);
   });
 
+  it('deploys the files bucket as on AWS: private, encrypted, TLS only, with its lifecycle rules', () => {
+    const [bucket] = resources('AWS::S3::Bucket');
+    expect(resources('AWS::S3::Bucket')).toHaveLength(1);
+    expect(bucket!.Properties.PublicAccessBlockConfiguration).toMatchObject({ BlockPublicAcls: true, RestrictPublicBuckets: true });
+    expect(bucket!.Properties.LifecycleConfiguration.Rules).toHaveLength(2);
+    expect(JSON.stringify(resources('AWS::S3::BucketPolicy'))).toContain('aws:SecureTransport');
+  });
+
   it('has no WebSocket API (none in the free edition), and so no realtime fan-out', () => {
     template.resourceCountIs('AWS::ApiGatewayV2::Api', 0);
     template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 0);

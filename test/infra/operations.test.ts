@@ -271,6 +271,8 @@ describe('alarms', () => {
     ]);
     // The authorizer's failed lookups and the webhook events given up: one metric both count, one alarm (each metric read is billed)
     expect(named('attention-needed')).toMatchObject({ MetricName: 'AttentionNeeded', Threshold: 0 });
+    // Files left in the bucket after their last attachment went count there too (shared/util/metrics.ts): no alarm of their own
+    expect(named('attention-needed')!.AlarmDescription).toContain('a file could not be deleted');
     expect(stack.namedFunctions().size).toBe(
       routes.length + 2 * apiCount + workers.length + streams.length + 1 + realtime.routes.length + 1,
     );

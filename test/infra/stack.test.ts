@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { Stack } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Stack, type CfnElement } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { AUTHORIZATION_PATTERN, generateSecretKey, generateToken } from '../../shared/data/tokens.ts';
@@ -279,6 +279,119 @@ describe('least privilege', () => {
   });
 });
 
+describe('the files bucket', () => {
+  const bucketId = () => logicalId(stack.filesBucket);
+  const bucket = () => resources('AWS::S3::Bucket')[bucketId()]!;
+  const fnOf = (handler: string) => [...stack.apis.get('messaging')!.routeFunctions].find(([r]) => r.handler === handler)![1];
+  /** s3 action -> the resources it is allowed on, for one function's role. */
+  function s3Grants(fn: IFunction): Map<string, string[]> {
+    const role = logicalId(fn.role!);
+    const grants = new Map<string, string[]>();
+    for (const statement of Object.values(resources('AWS::IAM::Policy'))
+      .filter(({ Properties: p }) => p.Roles.some((r: Cfn) => r.Ref === role))
+      .flatMap(({ Properties: p }) => p.PolicyDocument.Statement)) {
+      const actions: string[] = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+      const targets: Cfn[] = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      for (const a of actions.filter((x) => x.startsWith('s3:')))
+        grants.set(a, [...(grants.get(a) ?? []), ...targets.map((t) => JSON.stringify(t))]);
+    }
+    return grants;
+  }
+  const objects = () => JSON.stringify({ 'Fn::Join': ['', [getAtt(bucketId()), '/*']] });
+
+  it('is one private, encrypted bucket that only TLS reaches, kept when the stack goes', () => {
+    template.resourceCountIs('AWS::S3::Bucket', 1);
+    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    expect(bucket().Properties).toMatchObject({
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+    });
+    const policy = Object.values(resources('AWS::S3::BucketPolicy')).find((p) => p.Properties.Bucket.Ref === bucketId())!;
+    expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 's3:*',
+        Principal: { AWS: '*' },
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
+    );
+  });
+
+  it('expires uploads never attached after a day, and aborts multipart uploads left incomplete', () => {
+    const rules: Cfn[] = bucket().Properties.LifecycleConfiguration.Rules;
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Status: 'Enabled', TagFilters: [{ Key: 'state', Value: 'unattached' }], ExpirationInDays: 1 }),
+        expect.objectContaining({ Status: 'Enabled', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+      ]),
+    );
+    // The tag filter is the whole condition of the first: no prefix narrows it, and no rule expires attached files.
+    expect(rules.filter((r) => r.ExpirationInDays !== undefined)).toHaveLength(1);
+    expect(rules.every((r) => r.Prefix === undefined)).toBe(true);
+  });
+
+  it('lets browsers at the CORS origins upload and download, and none without them', () => {
+    expect(bucket().Properties.CorsConfiguration).toBeUndefined();
+    const withCors = synthStack({ CORS_ORIGINS: 'https://app.example.com' }, 'CorsFiles').template;
+    const [cors] = Object.values(withCors.findResources('AWS::S3::Bucket')) as { Properties: Cfn }[];
+    expect(cors!.Properties.CorsConfiguration.CorsRules).toEqual([
+      {
+        AllowedOrigins: ['https://app.example.com'],
+        AllowedMethods: ['PUT', 'GET', 'HEAD'],
+        AllowedHeaders: ['content-type', 'x-amz-tagging'],
+        ExposedHeaders: ['ETag'],
+        MaxAge: 600,
+      },
+    ]);
+  });
+
+  it("grants each function exactly the object actions of its row's files, on the bucket's objects, and nothing to the others", () => {
+    const expected = { read: ['s3:GetObject'], write: ['s3:PutObject', 's3:PutObjectTagging'], delete: ['s3:DeleteObject'] };
+    const rows: { fn: IFunction; files?: readonly ('read' | 'write' | 'delete')[] }[] = [];
+    for (const built of stack.apis.values()) for (const [route, fn] of built.routeFunctions) rows.push({ fn, files: route.files });
+    for (const [row, fn] of [...stack.workerFunctions, ...stack.streamFunctions, ...stack.scheduleFunctions])
+      rows.push({ fn, files: row.files });
+    for (const { fn, files = [] } of rows) {
+      const grants = s3Grants(fn);
+      expect([...grants.keys()].sort(), fn.node.id).toEqual(files.flatMap((a) => expected[a]).sort());
+      for (const targets of grants.values()) expect(new Set(targets)).toEqual(new Set([objects()]));
+      const env = envOf(fn);
+      if (files.length) expect(env.FILES_BUCKET).toEqual({ Ref: bucketId() });
+      else expect(env).not.toHaveProperty('FILES_BUCKET');
+      expect(env.MAX_FILE_BYTES !== undefined, fn.node.id).toBe(files.includes('write'));
+    }
+    // The cases the files API turns on.
+    expect([...s3Grants(fnOf('files/create')).keys()].sort()).toEqual(['s3:PutObject', 's3:PutObjectTagging']);
+    expect([...s3Grants(fnOf('messages/get')).keys()]).toEqual(['s3:GetObject']);
+    expect(s3Grants(fnOf('conversations/list')).size).toBe(0);
+    expect(JSON.stringify(policyActions(fnOf('conversations/list')))).not.toContain('s3:');
+    // No wildcard action and no bucket-level action anywhere.
+    const all = Object.values(resources('AWS::IAM::Policy')).flatMap(({ Properties: p }) => p.PolicyDocument.Statement);
+    const s3Actions = all
+      .flatMap((st: Cfn) => (Array.isArray(st.Action) ? st.Action : [st.Action]))
+      .filter((a: string) => a.startsWith('s3:'));
+    expect(new Set(s3Actions)).toEqual(new Set(['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject']));
+  });
+
+  it('tells the upload URL makers the largest file and the allowed content types, from the deploy settings', () => {
+    expect(envOf(fnOf('files/create'))).toMatchObject({ MAX_FILE_BYTES: '26214400', FILE_CONTENT_TYPES: '' });
+    const chosen = synthStack({ MAX_FILE_BYTES: '1048576', FILE_CONTENT_TYPES: 'image/png, Image/JPEG' }, 'FilesSettings').stack;
+    const fn = [...chosen.apis.get('messaging')!.routeFunctions].find(([r]) => r.handler === 'files/create')![1];
+    const env =
+      Template.fromStack(chosen).findResources('AWS::Lambda::Function')[chosen.getLogicalId(fn.node.defaultChild as CfnElement)]!.Properties
+        .Environment.Variables;
+    expect(env).toMatchObject({ MAX_FILE_BYTES: '1048576', FILE_CONTENT_TYPES: 'image/png,image/jpeg' });
+    expect(() => synthStack({ MAX_FILE_BYTES: '0' }, 'BadMax')).toThrow(/MAX_FILE_BYTES must be a positive integer/);
+    expect(() => synthStack({ FILE_CONTENT_TYPES: 'png' }, 'BadTypes')).toThrow(/FILE_CONTENT_TYPES must be a comma-separated list/);
+  });
+});
+
 describe('function roles', () => {
   const profileOf = ({
     table,
@@ -286,13 +399,23 @@ describe('function roles', () => {
     decrypts,
     seals,
     manages,
+    files = [],
   }: {
     table?: string;
     sends?: readonly string[];
     decrypts?: boolean;
     seals?: boolean;
     manages?: boolean;
-  }) => JSON.stringify([table ?? null, [...new Set(sends)].sort(), decrypts === true, seals === true, manages === true]);
+    files?: readonly string[];
+  }) =>
+    JSON.stringify([
+      table ?? null,
+      [...new Set(sends)].sort(),
+      decrypts === true,
+      seals === true,
+      manages === true,
+      [...new Set(files)].sort(),
+    ]);
   const rows = () => {
     const out: { fn: IFunction; profile: string }[] = [];
     for (const built of stack.apis.values()) {

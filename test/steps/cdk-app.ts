@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll } from 'vitest';
-import { authorizer, fallback, routes, schedules, workers } from '../../shared/routes.ts';
+import { authorizer, fallback, realtime, routes, schedules, streams, workers } from '../../shared/routes.ts';
 import { MessagingAndEmailValidationStack } from '../../infra/stack.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -14,6 +14,9 @@ const handlers = [
   fallback.handler,
   ...workers.map((w) => w.handler),
   ...schedules.map((s) => s.handler),
+  ...streams.map((s) => s.handler),
+  realtime.authorizer.handler,
+  ...realtime.routes.map((r) => r.handler),
 ];
 
 // Bundling is skipped, but NodejsFunction still requires each entry to exist
