@@ -146,6 +146,18 @@ describe('cdk synth', () => {
         'edited',
       );
       expect((await messaging.call('DELETE', `/v1/messages/${message.body.id}`, as)).status).toBe(200);
+      // A file: presigned upload, found uploaded, attached, downloaded, let go with its message.
+      const file = await messaging.call('POST', '/v1/files', { ...as, form: { name: 'b.txt', content_type: 'text/plain', size: 6 } });
+      expect(file.status).toBe(201);
+      expect((await fetch(file.body.upload.url, { method: 'PUT', headers: file.body.upload.headers, body: 'bundle' })).status).toBe(200);
+      expect((await messaging.call('GET', `/v1/files/${file.body.id}`, as)).body.status).toBe('uploaded');
+      const withFile = await messaging.call('POST', '/v1/messages', {
+        ...as,
+        form: { conversation_id: id, message: 'file', 'attachments[0][file_id]': file.body.id },
+      });
+      expect(await (await fetch(withFile.body.attachments[0].url)).text()).toBe('bundle');
+      expect((await messaging.call('DELETE', `/v1/messages/${withFile.body.id}`, as)).status).toBe(200);
+      expect((await messaging.call('GET', `/v1/files/${file.body.id}`, as)).status).toBe(404);
       expect((await messaging.call('DELETE', `/v1/conversations/${id}`, as)).status).toBe(200);
       expect((await messaging.call('GET', '/v1/nowhere', as)).status).toBe(404);
       expect((await messaging.call('PATCH', '/v1/messages', as)).status).toBe(405);
