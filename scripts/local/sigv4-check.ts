@@ -103,8 +103,7 @@ export class SigV4Check {
       if (values !== undefined) headers[name] = values.join(',');
     }
     const { 'X-Amz-Signature': _signature, ...signedQuery } = query;
-    const payloadHash =
-      headers['x-amz-content-sha256'] ?? (presigned ? firstOf(query['X-Amz-Content-Sha256']) : undefined) ?? UNSIGNED_PAYLOAD;
+    const payloadHash = headers['x-amz-content-sha256'] ?? (presigned ? queryPayloadHash(query) : undefined) ?? UNSIGNED_PAYLOAD;
     const expected = await signer.signature(
       { method: request.method, protocol: 'http:', hostname: '', path, query: signedQuery, headers },
       payloadHash,
@@ -219,6 +218,10 @@ function parseQuery(raw: string): Query {
   }
   return query;
 }
+
+/** A presigned URL's payload hash, when it names one: the signer hoists the header under its own spelling (`x-amz-content-sha256`). */
+const queryPayloadHash = (query: Query) =>
+  firstOf(Object.entries(query).find(([name]) => name.toLowerCase() === 'x-amz-content-sha256')?.[1]);
 
 const firstOf = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
