@@ -98,6 +98,10 @@ export function releaseParts(accountId: string, fileIds: string[], messageId: st
   return fileIds.map((id) => [`release:${id}`, txUpdate(fileKey(accountId, id), update().delete`refs ${new Set([messageId])}`)]);
 }
 
+/** The message lets the file go, outside a transaction (a purge's step); a file already gone is no error. */
+export const releaseRef = (accountId: string, id: string, messageId: string) =>
+  conditionHeld(updateItem(fileKey(accountId, id), update().delete`refs ${new Set([messageId])}`.when`attribute_exists(pk)`));
+
 /**
  * Starts a file's deletion when nothing attaches it: true when it is (or
  * already was) `deleting`, false when some message attaches it again or

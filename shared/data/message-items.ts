@@ -22,6 +22,9 @@ export interface Attachment {
   file_id?: string;
 }
 
+/** The uploaded files a list of attachments shows, each once. */
+export const filesOf = (list: Attachment[]) => [...new Set(list.flatMap((a) => (a.file_id === undefined ? [] : [a.file_id])))];
+
 /** Reactions keep first-added order, so they are a list of named entries. */
 export interface ReactionEntry {
   name: string;

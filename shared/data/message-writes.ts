@@ -2,7 +2,7 @@ import { transactNamed, txUpdate, type NamedItems } from '#shared/db/batch';
 import { attr, update } from '#shared/db/expression';
 import { getItem, unlessConditionFails, updateItem } from '#shared/db/items';
 import type { Owner } from '#shared/db/keys';
-import { asReadBy, contentKeyOf, type Attachment, type Message } from '#shared/data/message-items';
+import { asReadBy, contentKeyOf, filesOf, type Attachment, type Message } from '#shared/data/message-items';
 
 /**
  * One name's part of an update, as a write that commutes with any other
@@ -63,9 +63,11 @@ export async function writeMessage(
     });
     if (w.reactions.namesAdded > 0) write.when`size(reactions) <= ${w.limits.names - w.reactions.namesAdded}`;
   }
-  if (w.attachments?.clear) write.set`attachments = ${[]}`;
+  if (w.attachments?.clear) write.set`attachments = ${[]}`.remove`file_ids`;
   else if (w.attachments && w.attachments.append.length > 0) {
     write.set`attachments = list_append(attachments, ${w.attachments.append})`;
+    const files = filesOf(w.attachments.append);
+    if (files.length > 0) write.add`file_ids ${new Set(files)}`;
     write.when`size(attachments) <= ${w.limits.attachments - w.attachments.append.length}`;
   }
   if (w.bytesDelta !== 0) {

@@ -16,6 +16,7 @@ import {
   type Entry,
   type Message,
   type NewMessage,
+  filesOf,
 } from '#shared/data/message-items';
 import { looksLikeId } from '#shared/util/ids';
 
@@ -111,6 +112,8 @@ export const contentPut = (m: NewMessage): TransactItem =>
       message: m.message,
       reactions: {},
       attachments: m.attachments,
+      // The uploaded files, as a set: what a purge finds without reading each attachment (shared/purge/conversation.ts).
+      ...(filesOf(m.attachments).length > 0 ? { file_ids: new Set(filesOf(m.attachments)) } : {}),
       created_at: m.created_at,
       extras_bytes: m.extras_bytes,
     },
@@ -293,16 +296,38 @@ export function participantGone(owner: Owner, conversationId: string, messageId:
 export const contentGone = (m: Pick<Message, 'account_id' | 'thread' | 'id'>): TransactItem =>
   txDelete(contentKeyOf(m), condition`attribute_exists(pk)`);
 
-/** One batch of a deleted conversation's items to purge: up to `limit` of its entries and their locators (the thread keeps the messages). */
-export async function conversationMessageKeys(owner: Owner, conversationId: string, limit: number): Promise<Key[]> {
+/**
+ * One batch of a deleted conversation's items to purge: up to `limit` of
+ * its entries and their locators (the thread keeps the messages), and
+ * which messages of which thread they were.
+ */
+export async function conversationMessageBatch(
+  owner: Owner,
+  conversationId: string,
+  limit: number,
+): Promise<{ keys: Key[]; messages: { id: string; thread: string }[] }> {
   const items = await query(
     {
       partition: keys.message.partition({ ...ownerValues(owner), conv: conversationId }),
       sort: ['begins_with', keys.message.skPrefix],
-      projection: 'pk, sk, id',
+      projection: 'pk, sk, id, thread',
     },
     limit,
     1,
   );
-  return items.flatMap((item) => [{ pk: item.pk as string, sk: item.sk as string }, locatorKey(owner, item.id as string)]);
+  return {
+    keys: items.flatMap((item) => [{ pk: item.pk as string, sk: item.sk as string }, locatorKey(owner, item.id as string)]),
+    messages: items.map((item) => ({ id: String(item.id), thread: String(item.thread) })),
+  };
+}
+
+/** The uploaded files each of these messages of one thread attaches (those with none are left out). */
+export async function filesOfMessages(accountId: string, thread: string, ids: string[]): Promise<Map<string, string[]>> {
+  const items = await batchGet(ids.map((id) => contentKey(accountId, thread, id)));
+  const found = new Map<string, string[]>();
+  for (const item of items) {
+    const files = item.file_ids instanceof Set ? [...(item.file_ids as Set<string>)] : [];
+    if (files.length > 0) found.set(String(item.id), files);
+  }
+  return found;
 }

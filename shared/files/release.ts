@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { claimDeletion, deleteFileRecord, dueUnattachedFiles, releaseParts } from '#shared/data/files';
+import { claimDeletion, deleteFileRecord, dueUnattachedFiles, releaseParts, releaseRef } from '#shared/data/files';
 import type { NamedItems } from '#shared/db/batch';
 import { objectKey } from '#shared/files/files';
 import { deleteObject } from '#shared/files/storage';
@@ -60,6 +60,18 @@ export function releaseFiles(accountId: string, fileIds: string[], messageId: st
       await inParallel(jobs, 4, (job) => startJob(fileRelease, job, deadline));
     },
   };
+}
+
+/**
+ * Messages no participant can read any more let their files go now: for a
+ * purge's step, which runs again after a crash (each part is idempotent).
+ */
+export async function releaseUnread(accountId: string, filesByMessage: ReadonlyMap<string, string[]>): Promise<void> {
+  const pairs = [...filesByMessage].flatMap(([messageId, files]) => files.map((fileId) => ({ messageId, fileId })));
+  await inParallel(pairs, 4, async ({ messageId, fileId }) => {
+    await releaseRef(accountId, fileId, messageId);
+    await deleteUnattached(accountId, fileId);
+  });
 }
 
 /** The sweeper's pass: uploads never attached whose 24 h are up (on AWS the bucket's lifecycle rule deletes their objects too). */

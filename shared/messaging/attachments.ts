@@ -41,9 +41,6 @@ export const toAttachments = (input: AttachmentsInput | undefined, files: Readon
     };
   });
 
-/** The files a list of attachments shows, each once. */
-export const filesOf = (list: Attachment[]) => [...new Set(list.flatMap((a) => (a.file_id === undefined ? [] : [a.file_id])))];
-
 /** A download URL as a response carries it, counted in place of the stored null (the size bound holds for what is sent). */
 const SIGNED_URL = 'u'.repeat(1_024);
 

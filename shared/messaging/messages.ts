@@ -14,7 +14,7 @@ import { parseItem } from '#shared/db/item-schema';
 import { groupMembers } from '#shared/data/group-members';
 import * as messages from '#shared/data/messages';
 import { contentGone, contentPut, participantGone, participantParts } from '#shared/data/messages';
-import type { Message, NewMessage } from '#shared/data/message-items';
+import { filesOf, type Message, type NewMessage } from '#shared/data/message-items';
 import { writeMessage, type MessageWrite } from '#shared/data/message-writes';
 import type { Principal } from '#shared/data/tokens';
 import { conflict, forbidden, invalid, notFound } from '#shared/errors';
@@ -25,7 +25,6 @@ import { readThrough } from '#shared/messaging/read-state';
 import {
   attachmentsBytes,
   fileIdsOf,
-  filesOf,
   MAX_ATTACHMENTS,
   planAttachments,
   toAttachments,

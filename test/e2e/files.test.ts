@@ -238,6 +238,31 @@ describe.each(transports())('files over %s', (transport) => {
     await eventually(async () => !(await objectThere(t.accountId, file.id)), { what: 'the released file gone', timeoutMs: 60_000 });
   });
 
+  it('deletes the file once neither participant has the thread: kept while one still has it', async () => {
+    // Given alice and bob's thread holding alice's file, from a fresh pair so each can delete their conversation
+    const pair = await aTenant();
+    const alices = (await api.call('POST', '/v1/conversations', { token: pair.token, form: { contact_id: pair.contactIds.bob! } })).body.id;
+    const file = await uploaded(pair.token, randomBytes(10));
+    const sent = await api.call('POST', '/v1/messages', {
+      token: pair.token,
+      form: { conversation_id: alices, message: 'file', 'attachments[0][file_id]': file.id },
+    });
+    expect(sent.status).toBe(201);
+    const bobs = (await api.call('GET', '/v1/conversations', { token: pair.token2 })).body.data[0].id;
+    // When alice deletes her conversation
+    expect((await api.call('DELETE', `/v1/conversations/${alices}`, { token: pair.token })).status).toBe(200);
+    // Then bob still downloads the file
+    const read = await api.call('GET', `/v1/messages/${sent.body.id}`, { token: pair.token2 });
+    expect((await download(read.body.attachments[0].url)).status).toBe(200);
+    // When bob deletes his too
+    expect((await api.call('DELETE', `/v1/conversations/${bobs}`, { token: pair.token2 })).status).toBe(200);
+    // Then the file is gone
+    await eventually(async () => !(await objectThere(pair.accountId, file.id)), {
+      what: "the unread thread's file gone",
+      timeoutMs: 60_000,
+    });
+  });
+
   it('appends an uploaded file on PUT', async () => {
     const file = await uploaded(t.token, randomBytes(10));
     const sent = await send(t.token, {});

@@ -22,8 +22,9 @@ const BUDGETS: Record<string, Budget> = {
   'POST /v1/conversations': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
   'GET /v1/conversations/{id}': { 'DynamoDB.GetItem': 2 },
   'PUT /v1/conversations/{id}': { 'DynamoDB.GetItem': 2, 'DynamoDB.UpdateItem': 2, 'DynamoDB.Query': 2, 'DynamoDB.TransactWriteItems': 1 },
+  // A one-to-one thread's purge batch also reads whether the other participant still has it (their guard).
   'DELETE /v1/conversations/{id}': {
-    'DynamoDB.GetItem': 2,
+    'DynamoDB.GetItem': 3,
     'DynamoDB.TransactWriteItems': 1,
     'DynamoDB.UpdateItem': 1,
     'DynamoDB.Query': 2,

@@ -9,7 +9,7 @@ import { listEmailKeys } from '#shared/data/email-deletes';
 import { getGroup } from '#shared/data/groups';
 import { groupMembers, groupsOf } from '#shared/data/group-members';
 import { claimJob, dueJobs, LEASE_MS } from '#shared/data/jobs';
-import { conversationMessageKeys } from '#shared/data/messages';
+import { conversationMessageBatch } from '#shared/data/messages';
 import { createToken, findCaller } from '#shared/data/tokens';
 import { transactWrite } from '#shared/db/batch';
 import { deleteList } from '#shared/email/lists';
@@ -117,10 +117,10 @@ describe('a job whose process died between the commit and the follow-up is finis
     const conversationId = await conversationWithMessages(t, 150);
     await crashingAfterCommit(() => deleteConversation(aliceOf(t), conversationId, Date.now() + 10_000));
     const job = { accountId: t.accountId, subject: `CONV#${conversationId}` };
-    expect(await conversationMessageKeys(aliceOf(t), conversationId, 500)).toHaveLength(300);
+    expect((await conversationMessageBatch(aliceOf(t), conversationId, 500)).keys).toHaveLength(300);
     await restart(job);
     await finished(job);
-    expect(await conversationMessageKeys(aliceOf(t), conversationId, 1)).toEqual([]);
+    expect((await conversationMessageBatch(aliceOf(t), conversationId, 1)).keys).toEqual([]);
     expect(await jobOf(job)).toBeUndefined();
   });
 

@@ -3,7 +3,7 @@ import { resetConfig } from '#shared/config';
 import { LEASE_MS } from '#shared/data/jobs';
 import { handler as sweeper } from '#functions/workers/sweeper';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conversationMessageKeys } from '#shared/data/messages';
+import { conversationMessageBatch } from '#shared/data/messages';
 import { deleteConversation } from '#shared/messaging/conversations';
 import { startWorkers } from '../../scripts/local/runtime.ts';
 import { aTenant, conversationWithMessages, type Tenant } from '../steps/given.ts';
@@ -14,7 +14,7 @@ const ownerOf = (t: Tenant) => ({ accountId: t.accountId, contactId: t.userConta
 const jobFor = (t: Tenant, conversationId: string) => ({ accountId: t.accountId, subject: `CONV#${conversationId}` });
 /** Messages left to purge (each has a message item and a locator). */
 const messagesLeft = async (t: Tenant, conversationId: string, limit: number) =>
-  (await conversationMessageKeys(ownerOf(t), conversationId, limit)).length / 2;
+  (await conversationMessageBatch(ownerOf(t), conversationId, limit)).keys.length / 2;
 
 // The purge worker polls the purge queue for the whole file, as Lambda's event source mapping would.
 let workers: ReturnType<typeof startWorkers>;
