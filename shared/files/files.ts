@@ -47,7 +47,10 @@ export async function createFile(who: Principal, input: NewFile) {
     ref_count: 0,
   };
   await putFile(file, now);
-  return presentFile(file, await uploadUrl(objectKey(file.account_id, file.id), file.content_type, file.size, URL_SECONDS));
+  return presentFile(
+    file,
+    await uploadUrl(objectKey(file.account_id, file.id), file.content_type, file.size, URL_SECONDS, new Date(file.created_at * 1000)),
+  );
 }
 
 /** The caller's own file, `uploaded` once its object is in storage (looked for while the record says `pending`). */

@@ -83,6 +83,8 @@ interface SignRequest {
   /** Signed headers the request must send as they are (besides host). */
   headers?: Record<string, string>;
   query?: Record<string, string>;
+  /** When it is signed (now unless told): an upload is signed at its file's creation, so it expires an hour after `created_at`. */
+  at?: Date;
 }
 
 async function presign(r: SignRequest): Promise<Presigned> {
@@ -91,7 +93,7 @@ async function presign(r: SignRequest): Promise<Presigned> {
   const basePath = t.endpoint ? `${t.endpoint.pathname.replace(/\/$/, '')}/${t.bucket}` : '';
   // A presigned request's payload is never hashed (S3 reads UNSIGNED-PAYLOAD, hoisted into the query as the SDK's presigner does).
   const headers = { ...r.headers, host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
-  const now = new Date();
+  const now = r.at ?? new Date();
   const signed = await signerFor(t.region).presign(
     {
       method: r.method,
@@ -116,11 +118,12 @@ async function presign(r: SignRequest): Promise<Presigned> {
 }
 
 /** A PUT that S3 takes only with this size, this content type and the unattached tag (so the bucket's lifecycle rule expires it until attached). */
-export const uploadUrl = (key: string, contentType: string, size: number, expiresIn: number) =>
+export const uploadUrl = (key: string, contentType: string, size: number, expiresIn: number, at?: Date) =>
   presign({
     method: 'PUT',
     key,
     expiresIn,
+    at,
     headers: { 'Content-Type': contentType, 'Content-Length': String(size), 'x-amz-tagging': UNATTACHED_TAG },
   });
 

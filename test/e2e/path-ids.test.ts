@@ -8,6 +8,7 @@ import { apiClient, type ApiClient } from '../steps/when.ts';
 const RESOURCES: [prefix: string, resource: string][] = [
   ['/v1/conversations/', 'conversation'],
   ['/v1/messages/', 'message'],
+  ['/v1/files/', 'file'],
   ['/v1/contacts/', 'contact'],
   ['/v1/groups/', 'group'],
   ['/v1/webhook_endpoints/', 'webhook endpoint'],
@@ -48,7 +49,7 @@ describe('typed path ids', () => {
   });
 
   it('covers every route with an id in its path', () => {
-    expect(withId.length).toBe(28);
+    expect(withId.length).toBe(29);
   });
 
   it.each(withId.map((r) => [r.method, r.path, r.api, r.credential] as const))(

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { createListBody, emailsBody, pageQuery } from '#shared/http/email-schemas';
 import {
   createConversationBody,
+  createFileBody,
   createMessageBody,
   listConversationsQuery,
   listMessagesQuery,
@@ -102,6 +103,14 @@ const table: Row[] = [
     where: 'json',
     schema: updateMessageBody,
     wrong: { message: notString, reactions: [5, true, 'x'], attachments: ['x', 5, { a: 1 }], read: notBoolean },
+  },
+  {
+    method: 'POST',
+    path: '/v1/files',
+    where: 'json',
+    schema: createFileBody,
+    base: { name: 'a.png', content_type: 'image/png', size: 10 },
+    wrong: { name: notString, content_type: notString, size: notInteger },
   },
   ...['/v1/contacts', `/v1/contacts/${id}/tokens`, '/v1/groups', `/v1/groups/${id}/members`, '/v1/webhook_endpoints'].map((path): Row => ({
     method: 'GET',
