@@ -1,7 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { feedPosition } from '#shared/data/event-ids';
+import { feedPartition } from '#shared/data/events';
 import { db, tableName } from '#shared/db/client';
+import { getItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { objectKey } from '#shared/files/files';
 import { resetStorage } from '#shared/files/storage';
@@ -10,6 +13,7 @@ import { handler as sweeper } from '../../functions/workers/sweeper.ts';
 import { eventually } from '../steps/eventually.ts';
 import { anotherUserOf, aTenant, type Tenant } from '../steps/given.ts';
 import { jobEvent, jobOf, timePasses } from '../steps/jobs.ts';
+import { realtimeStack } from '../steps/sockets.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 /**
@@ -341,5 +345,46 @@ describe('files after a crash, and never attached', () => {
     expect((await api.call('GET', `/v1/files/${old}`, { token: t.token })).status).toBe(404);
     expect(await objectThere(t.accountId, old)).toBe(false);
     expect(await objectThere(t.accountId, fresh)).toBe(true);
+  });
+});
+
+describe('files on the realtime socket and in the events feed', () => {
+  let stack: Awaited<ReturnType<typeof realtimeStack>>;
+  beforeAll(async () => {
+    stack = await realtimeStack();
+  });
+  afterAll(() => stack?.stop());
+
+  it("carries a download URL made for the reader in bob's frame and in his feed, never stored in the feed", async () => {
+    // Given bob connected, and alice's uploaded file
+    const t = await aTenant();
+    const api = stack.messaging;
+    const bob = await stack.connect(t.token2, { via: 'protocol' });
+    const conv = (await api.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body.id;
+    const bytes = randomBytes(256);
+    const created = await api.call('POST', '/v1/files', { token: t.token, form: { name: 'a.png', content_type: 'image/png', size: 256 } });
+    expect((await put(created.body.upload, bytes)).status).toBe(200);
+    // When alice sends it
+    const sent = await api.call('POST', '/v1/messages', {
+      token: t.token,
+      form: { conversation_id: conv, message: 'pic', 'attachments[0][file_id]': created.body.id },
+    });
+    // Then bob's frame carries a URL that downloads the bytes
+    await eventually(async () => bob.frames.some((f) => f.type === 'message.created'), { what: "bob's frame", timeoutMs: 15_000 });
+    const frame = bob.frames.find((f) => f.type === 'message.created')!;
+    const fromFrame = (frame.data.object as unknown as { attachments: { url: string; file_id: string }[] }).attachments[0]!;
+    expect(fromFrame.file_id).toBe(created.body.id);
+    expect(sha256((await download(fromFrame.url)).bytes)).toBe(sha256(bytes));
+    // And his feed's event carries one too
+    const feed = await api.call('GET', '/v1/events', { token: t.token2 });
+    const event = feed.body.data.find((e: { type: string; data: { object: { id: string } } }) => e.data.object.id === sent.body.id);
+    expect(sha256((await download(event.data.object.attachments[0].url)).bytes)).toBe(sha256(bytes));
+    // And the feed stores none: the stored event has no URL for the file
+    const partition = feedPartition({ accountId: t.accountId, contactId: t.contactIds.bob! });
+    const stored = await getItem(
+      keys.userEvent.key({ acct: t.accountId, user: t.contactIds.bob!, seq: feedPosition(partition, event.id)!.seq }),
+      true,
+    );
+    expect(JSON.parse(String(stored?.body)).data.object.attachments[0].url).toBeNull();
   });
 });
