@@ -57,7 +57,8 @@ const importItem = /* @__PURE__ */ (() =>
     created_at: v.number(),
   }))();
 
-const importKey = (accountId: string, listId: number, id: string) => keys.listImport.key({ acct: accountId, list: String(listId), imp: id });
+const importKey = (accountId: string, listId: number, id: string) =>
+  keys.listImport.key({ acct: accountId, list: String(listId), imp: id });
 const keyOf = (r: Pick<ImportRecord, 'account_id' | 'email_list_id' | 'id'>) => importKey(r.account_id, r.email_list_id, r.id);
 const status = attr('status');
 const column = attr('column');
@@ -78,13 +79,13 @@ export async function getImport(accountId: string, listId: number, id: string): 
 export const markImporting = (r: ImportRecord) =>
   conditionHeld(updateItem(keyOf(r), update().set`${status} = ${'importing'}`.when`${status} = ${'awaiting_upload'}`));
 
-/** The first pass's findings; once only. */
+/** The first pass's findings, before any row is added (a second first pass of the same object finds the same). */
 export const recordInspection = (r: ImportRecord, found: { rowCount: number; column: number; dataStart: number; etag: string }) =>
   conditionHeld(
     updateItem(
       keyOf(r),
       update().set`row_count = ${found.rowCount}, ${column} = ${found.column}, etag = ${found.etag}, next_byte = ${found.dataStart}`
-        .when`${status} = ${'importing'} AND attribute_not_exists(row_count)`,
+        .when`${status} = ${'importing'} AND rows_done = ${0}`,
     ),
   );
 
@@ -108,9 +109,7 @@ export const advanceImport = (
 
 /** Every row was added. */
 export const completeImport = (r: ImportRecord) =>
-  conditionHeld(
-    updateItem(keyOf(r), update().set`${status} = ${'completed'}`.when`${status} = ${'importing'} AND rows_done = row_count`),
-  );
+  conditionHeld(updateItem(keyOf(r), update().set`${status} = ${'completed'}`.when`${status} = ${'importing'} AND rows_done = row_count`));
 
 /** The import ends in error; one already ended stays as it ended. */
 export const failImport = (r: ImportRecord, message: string) =>

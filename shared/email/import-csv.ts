@@ -65,7 +65,13 @@ interface ParsedRow {
 }
 
 function rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: number): AsyncIterable<ParsedRow> {
-  const parser = Readable.fromWeb(body).pipe(new Utf8Check(maxBytes)).pipe(parse(parserOptions(bom)));
+  const source = Readable.fromWeb(body);
+  const check = new Utf8Check(maxBytes);
+  const parser = parse(parserOptions(bom));
+  // pipe() carries data and backpressure, not errors: each stage's error ends the parser, which the loop below reads.
+  source.on('error', (error) => check.destroy(error));
+  check.on('error', (error) => parser.destroy(error));
+  source.pipe(check).pipe(parser);
   return (async function* () {
     try {
       for await (const row of parser as AsyncIterable<ParsedRow>) yield row;

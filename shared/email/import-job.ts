@@ -1,11 +1,14 @@
 import * as v from 'valibot';
+import { claimIdempotencyKey, completeIdempotencyKey, interruptIdempotencyKey, type Hold } from '#shared/data/idempotency';
 import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  interruptIdempotencyKey,
-  type Hold,
-} from '#shared/data/idempotency';
-import { advanceImport, completeImport, failImport, getImport, markImporting, recordInspection, type ImportRecord } from '#shared/data/imports';
+  advanceImport,
+  completeImport,
+  failImport,
+  getImport,
+  markImporting,
+  recordInspection,
+  type ImportRecord,
+} from '#shared/data/imports';
 import { DomainError } from '#shared/errors';
 import { addToList } from '#shared/email/add-to-list';
 import { csvRows, ImportFileError, inspectCsv, MAX_IMPORT_BYTES } from '#shared/email/import-csv';
@@ -41,7 +44,7 @@ interface Counts {
 const chunkKey = (importId: string, fromRow: number) => `import\n${importId}\n${fromRow}`;
 
 /** One chunk added to the list, exactly once: undefined when another run holds it now. */
-async function addChunk(r: ImportRecord, fromRow: number, addresses: string[]): Promise<Counts | undefined> {
+export async function addChunk(r: ImportRecord, fromRow: number, addresses: string[]): Promise<Counts | undefined> {
   const claim = await claimIdempotencyKey(r.account_id, chunkKey(r.id, fromRow), `${r.etag}\n${addresses.length}`);
   if (claim.kind === 'replay') return JSON.parse(claim.response.body) as Counts;
   if (claim.kind === 'in_progress') return undefined;

@@ -19,5 +19,8 @@ export const emailRoutes: readonly Route[] = [
   // Signs the upload (a PUT: write); the job waits for it on the purge queue's worker.
   email('POST', '/api/v1/emailList/{id}/imports', 'email-lists/import-create', 'readWrite', { files: ['write'] }),
   // Looks for the upload (read) and, when it is there, queues the import's job at once.
-  email('GET', '/api/v1/emailList/{id}/imports/{importId}', 'email-lists/import-get', 'readWrite', { sends: ['purge'], files: ['read', 'write'] }),
+  email('GET', '/api/v1/emailList/{id}/imports/{importId}', 'email-lists/import-get', 'readWrite', {
+    sends: ['purge'],
+    files: ['read', 'write'],
+  }),
 ];
