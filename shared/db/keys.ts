@@ -116,7 +116,8 @@ export const keys = {
    * transaction. `<subject>` names what it works on: `MSG#<msg>` (a group
    * message's delivery, kept afterwards as the list its retraction must
    * reach, then the retraction itself), `CONV#<conv>`, `LIST#<list>`,
-   * `CONTACT#<ct>` or `GROUP#<grp>` (what a deletion leaves to purge).
+   * `CONTACT#<ct>` or `GROUP#<grp>` (what a deletion leaves to purge),
+   * `IMPORT#<imp>` (a CSV import into a list).
    */
   job: tableKey('ACC#<acct>#JOB#<subject>', 'JOB'),
   /** gsi2: unfinished jobs by the time they are due (their chain's lease ends), so the sweeper takes up those past it. */
@@ -134,6 +135,8 @@ export const keys = {
   accountLists: tableKey('ACC#<acct>#COLL#LISTS', 'COLL'),
   /** A list is also the page index of its own emails. */
   list: tableKey('ACC#<acct>#LIST#<list>', 'LIST'),
+  /** A CSV import into a list (shared/email/imports.ts): its upload, how far it went, its counts; expires 30 days after it was made. */
+  listImport: tableKey('ACC#<acct>#LIST#<list>#IMPORT#<imp>', 'IMPORT'),
   /** Global: makes a new list's id unique in the deployment; expires a day later, when no new id can equal it. */
   listIdGuard: tableKey('LISTID#<list>', 'LISTID'),
   email: tableKey('ACC#<acct>#EMAIL#<email>', 'EMAIL'),

@@ -45,3 +45,5 @@ export const webhookEndpointId = segment('id', 'webhook endpoint', prefixed('whk
 /** Tokens issued before 0.4 have `tkn_` ids. */
 export const tokenId = segment('token_id', 'token', prefixed('tok', 'tkn'));
 export const memberId = segment('contact_id', 'member', prefixed('ct'));
+/** `/api/v1/emailList/{id}/imports/{importId}`: the list, then its import. */
+export const listImportIds = pathPair(emailListId, segment('importId', 'import', prefixed('imp')));

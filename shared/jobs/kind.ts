@@ -18,6 +18,8 @@ export interface Job<P> {
 export interface Step {
   done: boolean;
   cursor?: number;
+  /** Not done, and nothing to do before then (epoch ms): the job is let go, due again at that time (what it waits for is elsewhere). */
+  againAtMs?: number;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { advanceJob, finishJob, jobRecordPut, releaseJob } from '#shared/data/jobs';
-import type { TransactItem } from '#shared/db/batch';
+import { advanceJob, finishJob, jobItem, jobRecordPut, releaseJob } from '#shared/data/jobs';
+import { txPut, type TransactItem } from '#shared/db/batch';
 import type { Job, JobKind } from '#shared/jobs/kind';
 import { JOB_QUEUES, type JobName } from '#shared/jobs/names';
 import { queueUrlEnv } from '#shared/queues';
@@ -30,6 +30,9 @@ export function newJob<P>(kind: JobKind<P>, accountId: string, payload: P): Job<
 /** The transaction part that records the job with its change: from then on the work is done however the request ends. */
 export const jobPut = (job: Job<unknown>): TransactItem => jobRecordPut(job, job.chain);
 
+/** The transaction part that records the job with its change, held by no chain and due at `dueMs`: the sweeper starts it. */
+export const jobDuePut = (job: Job<unknown>, dueMs: number): TransactItem => txPut(jobItem(job, { dueMs }));
+
 export const messageOf = (job: JobMessage): JobMessage => ({
   kind: job.kind,
   accountId: job.accountId,
@@ -54,12 +57,17 @@ export async function enqueueJobs(jobs: JobMessage[]): Promise<void> {
  * 'more' when work remains, 'lost' when another chain took the job over
  * (it carries on, this chain stops).
  */
-export async function runJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number): Promise<'done' | 'more' | 'lost'> {
+export async function runJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number): Promise<'done' | 'more' | 'lost' | 'later'> {
   for (;;) {
     const step = await kind.step(job, deadline);
     if (step.cursor !== undefined) {
       if (!(await advanceJob(job, job.chain, step.cursor))) return 'lost';
       job.cursor = step.cursor;
+    }
+    if (step.againAtMs !== undefined && !step.done) {
+      // The sweeper takes it up when due: no chain waits for it meanwhile.
+      await releaseJob(job, job.chain, step.againAtMs);
+      return 'later';
     }
     if (step.done) {
       const settled = job.createdMs + (kind.settleMs ?? 0);

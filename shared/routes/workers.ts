@@ -33,8 +33,9 @@ export const workers: readonly Worker[] = [
     handler: 'workers/purge',
     queue: 'purge',
     table: 'readWrite',
-    sends: ['purge'],
-    files: ['write', 'delete'],
+    // CSV imports (list-import) add their rows through addToList, which queues validation, and read their file.
+    sends: ['purge', 'validation'],
+    files: ['read', 'write', 'delete'],
     batchSize: 1,
     timeoutSeconds: 60,
     maxConcurrency: 2,

@@ -13,6 +13,7 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
   let listId: number;
   let listedEmailId: number;
   let standaloneId: number;
+  let importId: string;
 
   beforeAll(async () => {
     env = await emailEnv();
@@ -26,6 +27,7 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     listedEmailId = added.body.emails[0].id;
     standaloneId = (await api.call('POST', '/api/v1/emails', { token: owner.token, json: { emails: ['solo@example.com'] } })).body.emails[0]
       .id;
+    importId = (await api.call('POST', `/api/v1/emailList/${listId}/imports`, { token: owner.token, json: {} })).body.id;
     // Let the worker finish first, so any later change can only come from the intruder.
     await eventually(
       async () => (await api.call('GET', `/api/v1/emailList/${listId}`, { token: owner.token })).body.status === 'completed',
@@ -44,6 +46,7 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     ),
     standalone: (await api.call('GET', `/api/v1/email/${standaloneId}`, { token: owner.token })).status,
     listed: (await api.call('GET', `/api/v1/email/${listedEmailId}`, { token: owner.token })).status,
+    import: (await api.call('GET', `/api/v1/emailList/${listId}/imports/${importId}`, { token: owner.token })).body.status,
   });
 
   const attempts: [string, () => string, unknown?][] = [
@@ -54,6 +57,8 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     ['GET', () => `/api/v1/emailList/${listId}`],
     ['GET', () => `/api/v1/emailList/${listId}/emails`],
     ['POST', () => `/api/v1/emailList/${listId}/emails`, { emails: ['sneaky@example.com'] }],
+    ['POST', () => `/api/v1/emailList/${listId}/imports`, {}],
+    ['GET', () => `/api/v1/emailList/${listId}/imports/${importId}`],
     ['DELETE', () => `/api/v1/emailList/${listId}`],
   ];
 

@@ -118,6 +118,12 @@ const BUDGETS: Record<string, Budget> = {
     'DynamoDB.PutItem': 1,
     'SQS.SendMessageBatch': 1,
   },
+  'POST /api/v1/emailList/{id}/imports': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1 },
+  'GET /api/v1/emailList/{id}/imports/{importId}': {
+    'DynamoDB.GetItem': 2,
+    'DynamoDB.UpdateItem': 2,
+    'SQS.SendMessage': 1,
+  },
 };
 
 /** Runs the request, records its calls, and holds them to the route's budget. */
@@ -221,6 +227,14 @@ describe('round trips per request (in-process, so every call is seen)', () => {
         ...as,
         json: { emails: ['a@example.com', 'b@example.com', 'c@example.com'] },
       }),
+    );
+    // An import's first read after its upload finds the file and queues the import's job (the most an import read costs).
+    const imported = await withinBudget('POST /api/v1/emailList/{id}/imports', () =>
+      email.call('POST', `/api/v1/emailList/${listId}/imports`, { ...as, json: {} }),
+    );
+    await fetch(imported.body.upload.url, { method: 'PUT', headers: imported.body.upload.headers, body: 'email\nd@example.com\n' });
+    await withinBudget('GET /api/v1/emailList/{id}/imports/{importId}', () =>
+      email.call('GET', `/api/v1/emailList/${listId}/imports/${imported.body.id}`, as),
     );
     await withinBudget('GET /api/v1/emailLists', () => email.call('GET', '/api/v1/emailLists', as));
     await withinBudget('GET /api/v1/emailList/{id}', () => email.call('GET', `/api/v1/emailList/${listId}`, as));

@@ -7,8 +7,15 @@ import { routes } from '#shared/routes';
 const root = join(import.meta.dirname, '..', '..');
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
 
-/** `${listId}`, `{conv}`, `{file}` and the like all stand for the route's `{id}`; a query string is no part of the route. */
-const template = (path: string) => path.split('?')[0]!.replace(/\$\{[^}]+\}|\{(conv|msg|file)\}/g, '{id}');
+/**
+ * `${listId}`, `{conv}`, `{file}` and the like all stand for the route's `{id}`, except `${importId}`, the second id of an
+ * import's path; a query string is no part of the route.
+ */
+const template = (path: string) =>
+  path
+    .split('?')[0]!
+    .replace(/\$\{importId\}/g, '{importId}')
+    .replace(/\$\{[^}]+\}|\{(conv|msg|file)\}/g, '{id}');
 
 /**
  * The routes a tenancy file exercises as the intruder: its table of attempts

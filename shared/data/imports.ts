@@ -1,0 +1,121 @@
+import * as v from 'valibot';
+import { txPut, type TransactItem } from '#shared/db/batch';
+import { attr, condition, update } from '#shared/db/expression';
+import { parseItem } from '#shared/db/item-schema';
+import { conditionHeld, getItem, updateItem } from '#shared/db/items';
+import { keys } from '#shared/db/keys';
+
+/**
+ * A CSV import into an email list: where its upload goes, what the first
+ * pass found (rows, the address column, where the rows begin), how far
+ * the second pass went (`rows_done`, `next_byte`: the byte the next row
+ * starts at) and the counts so far. The counts move with `rows_done` in
+ * one conditional write, so a chunk run twice counts once.
+ */
+export type ImportStatus = 'awaiting_upload' | 'importing' | 'completed' | 'error';
+
+export interface ImportRecord {
+  id: string;
+  account_id: string;
+  email_list_id: number;
+  status: ImportStatus;
+  /** When the upload URL stops working (Unix seconds). */
+  upload_expires_at: number;
+  /** Data rows, once the first pass found the file a CSV of addresses. */
+  row_count: number | null;
+  /** The address column's index (first pass). */
+  column: number | null;
+  /** The version of the object the first pass read: the second reads only that one. */
+  etag: string | null;
+  rows_done: number;
+  next_byte: number;
+  accepted_count: number;
+  rejected_count: number;
+  error_message: string | null;
+  created_at: number;
+}
+
+/** Imports are kept this long after they were made (the table's TTL removes them; a deleted list's too). */
+export const IMPORT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+// Built in a /* @__PURE__ */ call, so that esbuild drops it from functions that never read this item (shared/db/item-schema.ts).
+const importItem = /* @__PURE__ */ (() =>
+  v.object({
+    id: v.string(),
+    account_id: v.string(),
+    email_list_id: v.number(),
+    status: v.picklist(['awaiting_upload', 'importing', 'completed', 'error']),
+    upload_expires_at: v.number(),
+    row_count: v.nullish(v.number(), null),
+    column: v.nullish(v.number(), null),
+    etag: v.nullish(v.string(), null),
+    rows_done: v.number(),
+    next_byte: v.number(),
+    accepted_count: v.number(),
+    rejected_count: v.number(),
+    error_message: v.nullish(v.string(), null),
+    created_at: v.number(),
+  }))();
+
+const importKey = (accountId: string, listId: number, id: string) =>
+  keys.listImport.key({ acct: accountId, list: String(listId), imp: id });
+const keyOf = (r: Pick<ImportRecord, 'account_id' | 'email_list_id' | 'id'>) => importKey(r.account_id, r.email_list_id, r.id);
+const status = attr('status');
+const column = attr('column');
+
+/** Transaction part: a new import (its id new, so an existing item means a retry of the same create). */
+export const importPut = (r: ImportRecord): TransactItem =>
+  txPut(
+    { ...keyOf(r), type: 'list_import', ...r, expires_at: r.created_at + IMPORT_RETENTION_SECONDS },
+    condition`attribute_not_exists(pk)`,
+  );
+
+export async function getImport(accountId: string, listId: number, id: string): Promise<ImportRecord | undefined> {
+  const item = await getItem(importKey(accountId, listId, id), true);
+  return item && parseItem(importItem, item);
+}
+
+/** The upload is there: the import starts (true for the one write that moved it). */
+export const markImporting = (r: ImportRecord) =>
+  conditionHeld(updateItem(keyOf(r), update().set`${status} = ${'importing'}`.when`${status} = ${'awaiting_upload'}`));
+
+/** The first pass's findings, before any row is added (a second first pass of the same object finds the same). */
+export const recordInspection = (r: ImportRecord, found: { rowCount: number; column: number; dataStart: number; etag: string }) =>
+  conditionHeld(
+    updateItem(
+      keyOf(r),
+      update().set`row_count = ${found.rowCount}, ${column} = ${found.column}, etag = ${found.etag}, next_byte = ${found.dataStart}`
+        .when`${status} = ${'importing'} AND rows_done = ${0}`,
+    ),
+  );
+
+/**
+ * A chunk of rows is added: progress and counts in one write, only from
+ * where the chunk started, so a chunk run again (after a crash before
+ * this write, or by a second chain) counts once. False when it was counted.
+ */
+export const advanceImport = (
+  r: ImportRecord,
+  chunk: { fromRow: number; toRow: number; nextByte: number; accepted: number; rejected: number },
+) =>
+  conditionHeld(
+    updateItem(
+      keyOf(r),
+      update().set`rows_done = ${chunk.toRow}, next_byte = ${chunk.nextByte}`
+        .set`accepted_count = accepted_count + ${chunk.accepted}, rejected_count = rejected_count + ${chunk.rejected}`
+        .when`${status} = ${'importing'} AND rows_done = ${chunk.fromRow}`,
+    ),
+  );
+
+/** Every row was added. */
+export const completeImport = (r: ImportRecord) =>
+  conditionHeld(updateItem(keyOf(r), update().set`${status} = ${'completed'}`.when`${status} = ${'importing'} AND rows_done = row_count`));
+
+/** The import ends in error; one already ended stays as it ended. */
+export const failImport = (r: ImportRecord, message: string) =>
+  conditionHeld(
+    updateItem(
+      keyOf(r),
+      update().set`${status} = ${'error'}, error_message = ${message}`.when`${status} IN (${'awaiting_upload'}, ${'importing'})`,
+    ),
+  );

@@ -1,0 +1,167 @@
+import * as v from 'valibot';
+import { claimIdempotencyKey, completeIdempotencyKey, interruptIdempotencyKey, type Hold } from '#shared/data/idempotency';
+import {
+  advanceImport,
+  completeImport,
+  failImport,
+  getImport,
+  markImporting,
+  recordInspection,
+  type ImportRecord,
+} from '#shared/data/imports';
+import { DomainError } from '#shared/errors';
+import { addToList } from '#shared/email/add-to-list';
+import { csvRows, ImportFileError, inspectCsv, MAX_IMPORT_BYTES } from '#shared/email/import-csv';
+import { importObjectKey, importSubject, UPLOAD_POLL_MS, type ImportPayload } from '#shared/email/imports';
+import { deleteObject, objectSize, readObject } from '#shared/files/storage';
+import type { Job, JobKind, Step } from '#shared/jobs/kind';
+import { nowSeconds } from '#shared/util/ids';
+import { describeError, logger } from '#shared/util/logger';
+
+/**
+ * The `list-import` job: waits for the upload, judges the whole file
+ * (first pass), then adds its rows to the list a chunk at a time (second
+ * pass). Each chunk goes through `addToList` under an idempotency hold of
+ * its own (key: the import and the chunk's first row), so a chunk whose
+ * run died half-way is continued, not added again; its counts are kept in
+ * the hold's answer and added to the import's with its progress in one
+ * conditional write. A run out of time stops between chunks; the next
+ * reads on from the byte the next row starts at (an HTTP range read).
+ */
+
+/** Rows per `addToList` call: the most one call takes. */
+export const CHUNK_ROWS = 100;
+/** A PUT that began just before its URL expired may still be arriving. */
+const UPLOAD_GRACE_SECONDS = 5 * 60;
+/** How long a chunk whose hold another run still has waits before it is tried again. */
+const HELD_CHUNK_RETRY_MS = 30_000;
+
+interface Counts {
+  accepted: number;
+  rejected: number;
+}
+
+const chunkKey = (importId: string, fromRow: number) => `import\n${importId}\n${fromRow}`;
+
+/** One chunk added to the list, exactly once: undefined when another run holds it now. */
+export async function addChunk(r: ImportRecord, fromRow: number, addresses: string[]): Promise<Counts | undefined> {
+  const claim = await claimIdempotencyKey(r.account_id, chunkKey(r.id, fromRow), `${r.etag}\n${addresses.length}`);
+  if (claim.kind === 'replay') return JSON.parse(claim.response.body) as Counts;
+  if (claim.kind === 'in_progress') return undefined;
+  if (claim.kind === 'mismatch') throw new Error(`chunk ${fromRow} of ${r.id} was run over other rows`);
+  const hold: Hold = claim.hold;
+  let counts: Counts;
+  try {
+    const { entries } = await addToList({ accountId: r.account_id }, r.email_list_id, addresses, hold);
+    const rejected = entries.filter((e) => 'error' in e).length;
+    counts = { accepted: entries.length - rejected, rejected };
+  } catch (error) {
+    await interruptIdempotencyKey(hold);
+    throw error;
+  }
+  await completeIdempotencyKey(hold, { statusCode: 200, body: JSON.stringify(counts) });
+  return counts;
+}
+
+/** Ends the import in error and lets its file go. */
+async function fail(r: ImportRecord, message: string): Promise<Step> {
+  await failImport(r, message);
+  await dropFile(r);
+  return { done: true };
+}
+
+const dropFile = (r: ImportRecord) =>
+  deleteObject(importObjectKey(r.account_id, r.id)).catch((error) => {
+    // The bucket's lifecycle rule removes it within a day all the same (it was uploaded tagged unattached).
+    logger.warn('an import file stays in storage', describeError(error));
+  });
+
+/** The first pass over the whole file; the import ends in error when it is not a CSV of addresses. */
+async function inspect(r: ImportRecord): Promise<Step | undefined> {
+  const key = importObjectKey(r.account_id, r.id);
+  const size = await objectSize(key);
+  if (size === undefined) return fail(r, 'the uploaded file is gone');
+  if (size > MAX_IMPORT_BYTES) return fail(r, `the file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MB`);
+  const controller = new AbortController();
+  try {
+    const read = await readObject(key, 0, controller.signal);
+    if (!read) return fail(r, 'the uploaded file is gone');
+    const found = await inspectCsv(read.body);
+    await recordInspection(r, { ...found, etag: read.etag });
+    Object.assign(r, { row_count: found.rowCount, column: found.column, next_byte: found.dataStart, etag: read.etag });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ImportFileError) return fail(r, error.message);
+    throw error;
+  } finally {
+    controller.abort();
+  }
+}
+
+/** The second pass, from where the last run stopped until done or out of time. */
+async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
+  const controller = new AbortController();
+  try {
+    const read = await readObject(importObjectKey(r.account_id, r.id), r.next_byte, controller.signal, r.etag ?? undefined);
+    if (!read) return fail(r, 'the uploaded file was replaced or removed during the import');
+    let fromRow = r.rows_done;
+    let chunk: string[] = [];
+    const flush = async (nextByte: number): Promise<Step | undefined> => {
+      const counts = await addChunk(r, fromRow, chunk);
+      if (!counts) return { done: false, againAtMs: Date.now() + HELD_CHUNK_RETRY_MS };
+      const toRow = fromRow + chunk.length;
+      // False: another run counted this chunk; the next step reads the record again.
+      if (!(await advanceImport(r, { fromRow, toRow, nextByte, ...counts }))) return { done: false };
+      fromRow = toRow;
+      chunk = [];
+      return undefined;
+    };
+    let nextByte = r.next_byte;
+    for await (const row of csvRows(read.body, r.column ?? 0, r.next_byte)) {
+      chunk.push(row.address);
+      nextByte = row.nextByte;
+      if (chunk.length < CHUNK_ROWS) continue;
+      const stop = await flush(row.nextByte);
+      if (stop) return stop;
+      // Between chunks: the next run continues from the byte recorded.
+      if (Date.now() > deadline) return { done: false };
+    }
+    if (chunk.length > 0) {
+      const stop = await flush(nextByte);
+      if (stop) return stop;
+    }
+    await completeImport(r);
+    await dropFile(r);
+    return { done: true };
+  } catch (error) {
+    if (error instanceof DomainError && error.kind === 'not_found') return fail(r, 'the email list was deleted during the import');
+    if (error instanceof ImportFileError) return fail(r, error.message);
+    throw error;
+  } finally {
+    controller.abort();
+  }
+}
+
+export const listImport: JobKind<ImportPayload> = {
+  name: 'list-import',
+  payload: /* @__PURE__ */ (() => v.object({ listId: v.pipe(v.number(), v.safeInteger()), importId: v.string() }))(),
+  subject: (p) => importSubject(p.importId),
+  async step(job: Job<ImportPayload>, deadline: number): Promise<Step> {
+    const r = await getImport(job.accountId, job.payload.listId, job.payload.importId);
+    if (!r || r.status === 'completed' || r.status === 'error') return { done: true };
+    if (r.status === 'awaiting_upload') {
+      if ((await objectSize(importObjectKey(r.account_id, r.id))) === undefined) {
+        if (nowSeconds() > r.upload_expires_at + UPLOAD_GRACE_SECONDS) return fail(r, 'no file was uploaded within an hour');
+        return { done: false, againAtMs: Date.now() + UPLOAD_POLL_MS };
+      }
+      await markImporting(r);
+      r.status = 'importing';
+    }
+    if (r.row_count === null) {
+      const ended = await inspect(r);
+      if (ended) return ended;
+      if (Date.now() > deadline) return { done: false };
+    }
+    return importRows(r, deadline);
+  },
+};
