@@ -665,6 +665,54 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/emailList/{id}/imports': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Import a CSV into an email list
+     * @description Creates an import (`awaiting_upload`) with a presigned `PUT` to storage, valid one hour: send the CSV there with exactly the headers of `upload.headers` (`Content-Type: text/csv`). The file is UTF-8, up to 1,000,000 rows and 100 MB, quoted per RFC 4180; the address is the column headed `email` (any case), else the first column (the first row is then a header unless it holds an address). The import starts by itself within about a minute of the upload completing (at once when `GET`ed), moves to `importing`, treats every row as an address added to the list (syntax, duplicates in the file and in the list, credits, exactly as `POST .../emails`) and ends `completed` with `row_count`, `accepted_count` and `rejected_count`, or `error` (with `error.message`, nothing added) when the file is not a CSV of addresses or was not uploaded within the hour. An unknown list is a `404`. With an `Idempotency-Key` header, a retry answers the same import.
+     */
+    post: operations['createEmailListImport'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/emailList/{id}/imports/{importId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+        /** @description The import's id; another list's or account's, or anything that is not an import id, is a `404`. */
+        importId: string;
+      };
+      cookie?: never;
+    };
+    /**
+     * Retrieve an import
+     * @description The import as it stands. While it waits for its file, `upload` is a URL for the rest of the hour; an import whose file is there starts now. Counts grow while it is `importing`.
+     */
+    get: operations['getEmailListImport'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/account': {
     parameters: {
       query?: never;
@@ -902,6 +950,30 @@ export interface components {
       };
       /** @description When the URL stops working (Unix seconds), at most one hour after it was made. */
       expires_at: components['schemas']['Timestamp'];
+    };
+    /** @description A CSV import into an email list. */
+    EmailListImport: {
+      /** @example imp_01JD5R8Z9Q4W3X2V1T0S9R8Q7P */
+      id: string;
+      email_list_id: number;
+      /**
+       * @description `awaiting_upload` until the file is in storage, `importing` while its rows are added, then `completed` or `error`.
+       * @enum {string}
+       */
+      status: 'awaiting_upload' | 'importing' | 'completed' | 'error';
+      /** @description Where to send the CSV (`Content-Type: text/csv`), while the import waits for it; null afterwards. */
+      upload: components['schemas']['FileUpload'] | null;
+      /** @description The file's rows of addresses (without its header), once it was found to be a CSV of addresses. */
+      row_count: number | null;
+      /** @description Rows added to the list so far. */
+      accepted_count: number;
+      /** @description Rows refused so far: not an address, or a duplicate. */
+      rejected_count: number;
+      /** @description Why the import ended in `error`; null otherwise. */
+      error: {
+        message: string;
+      } | null;
+      created_at: components['schemas']['Timestamp'];
     };
     CreateFileRequest: {
       name: string;
@@ -2011,6 +2083,25 @@ export interface components {
             code?: 'resource_missing';
             /** @constant */
             param?: 'id';
+          };
+        };
+      };
+    };
+    /** @description No such email list in the token's account (`param` `id`), or no such import of that list (`param` `importId`): `resource_missing`. */
+    ImportNotFound: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'] & {
+          error?: {
+            /** @constant */
+            type?: 'invalid_request_error';
+            /** @constant */
+            code?: 'resource_missing';
+            /** @enum {unknown} */
+            param?: 'id' | 'importId';
           };
         };
       };
@@ -3824,6 +3915,82 @@ export interface operations {
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['EmailUnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalError'];
+      '5XX': components['responses']['ServerError'];
+    };
+  };
+  createEmailListImport: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description The import, waiting for its file. */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EmailListImport'];
+        };
+      };
+      400: components['responses']['EmailBadRequest'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['EmailNotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['EmailUnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalError'];
+      '5XX': components['responses']['ServerError'];
+    };
+  };
+  getEmailListImport: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+        /** @description The import's id; another list's or account's, or anything that is not an import id, is a `404`. */
+        importId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The import. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EmailListImport'];
+        };
+      };
+      400: components['responses']['EmailBadRequest'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['ImportNotFound'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['EmailUnsupportedMediaType'];
       429: components['responses']['TooManyRequests'];
       500: components['responses']['InternalError'];
       '5XX': components['responses']['ServerError'];

@@ -26,7 +26,9 @@ const bodyFor = (method: string, path: string, api: ApiName) =>
     ? {
         json:
           api === 'email'
-            ? { emails: ['a@example.com'] }
+            ? path.endsWith('/emails')
+              ? { emails: ['a@example.com'] }
+              : {}
             : path.endsWith('/members')
               ? { contact_id: 'ct_01J00000000000000000000000' }
               : {},

@@ -60,6 +60,8 @@ describe('what the handlers load at import', () => {
       'webhook-endpoints/create',
       'webhook-endpoints/update',
       'workers/deliver-webhooks',
+      // An import adds its rows as addresses: their syntax check (shared/email/import-job.ts).
+      'workers/purge',
       'workers/validate-emails',
     ]);
   });
