@@ -16,6 +16,7 @@ export const JOB_QUEUES = {
   'purge-contact': 'purge',
   'purge-group': 'purge',
   'file-release': 'purge',
+  'list-export': 'purge',
 } as const satisfies Record<string, keyof typeof queues>;
 
 export type JobName = keyof typeof JOB_QUEUES;
