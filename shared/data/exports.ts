@@ -18,7 +18,6 @@ import { EXPORT_RETENTION_DAYS } from '#shared/files/settings';
 export const DELIVERABILITIES = ['deliverable', 'undeliverable', 'risky', 'unknown'] as const;
 export type Deliverability = (typeof DELIVERABILITIES)[number];
 
-
 export interface ExportRecord {
   id: string;
   account_id: string;
@@ -107,7 +106,8 @@ export function recordPart(r: ExportRecord, etag: string, afterSeq: number, rows
   return conditionHeld(
     updateItem(
       exportKey(r),
-      update().set`etags = list_append(if_not_exists(etags, ${[]}), ${[etag]}), after_seq = ${afterSeq}, row_count = ${r.row_count + rows}, read_done = ${readDone}`
+      update()
+        .set`etags = list_append(if_not_exists(etags, ${[]}), ${[etag]}), after_seq = ${afterSeq}, row_count = ${r.row_count + rows}, read_done = ${readDone}`
         .when`${status} = ${'processing'} AND size(etags) = ${r.etags.length}`,
     ),
   );

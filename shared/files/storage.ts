@@ -215,7 +215,11 @@ export async function uploadPart(key: string, uploadId: string, partNumber: numb
 export async function completeUpload(key: string, uploadId: string, etags: string[]): Promise<void> {
   const parts = etags.map((etag, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(etag)}</ETag></Part>`).join('');
   const body = `<CompleteMultipartUpload>${parts}</CompleteMultipartUpload>`;
-  const response = await call({ method: 'POST', key, query: { uploadId }, headers: { 'Content-Type': 'application/xml' } }, body, PART_TIMEOUT_MS);
+  const response = await call(
+    { method: 'POST', key, query: { uploadId }, headers: { 'Content-Type': 'application/xml' } },
+    body,
+    PART_TIMEOUT_MS,
+  );
   const text = await response.text();
   // S3 may answer 200 and still report an error in the body (a failure while it joined the parts).
   if (response.ok && !text.includes('<Error>')) return;
