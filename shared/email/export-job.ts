@@ -14,6 +14,14 @@ export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
 
 /** Members per Query: about what fits DynamoDB's 1 MB a response. */
 const MEMBERS_PER_READ = 1_000;
+/**
+ * How far past its deadline a step may go to finish its part: the deadline
+ * says when no new step should start (runJob), and dropping a part nearly
+ * read would throw its reads away. Less than what the worker keeps for
+ * queueing the rest (shared/jobs/worker.ts), and far inside the create's
+ * Lambda timeout after its inline deadline.
+ */
+const OVERRUN_MS = 4_000;
 
 interface Payload {
   listId: number;
@@ -26,10 +34,10 @@ interface Payload {
  * one part's worth of CSV (PART_MIN_BYTES) or the list ends, then sends
  * it and records it: at most one part in memory, whatever the list's size.
  * A list that fits in one part is one PUT; a longer one a multipart
- * upload, completed once the list is read. A step that runs out of time
- * before its part is full drops it and the next step reads it again: a
- * part is a few seconds of reading, well within a worker's run, so a large
- * list always moves on and never starts over.
+ * upload, completed once the list is read. A step still short of a full
+ * part OVERRUN_MS past its deadline drops it and the next step reads it
+ * again: a part is a few seconds of reading, well within a worker's run,
+ * so a large list always moves on and never starts over.
  */
 export const listExport: JobKind<Payload> = {
   name: 'list-export',
@@ -62,7 +70,7 @@ async function exportStep(job: Job<Payload>, deadline: number): Promise<Step> {
       // The rest of this read is read again by the next part: a part ends exactly after its last member.
       if (bytes >= PART_MIN_BYTES) break;
     }
-    if (!ended && bytes < PART_MIN_BYTES && Date.now() > deadline) return { done: false };
+    if (!ended && bytes < PART_MIN_BYTES && Date.now() > deadline + OVERRUN_MS) return { done: false };
   }
   const body = Buffer.from(chunks.join(''));
   try {
