@@ -1,13 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { createEmailList } from '#shared/data/email-lists';
 import { exportParts, getExport, type ExportRecord } from '#shared/data/exports';
 import { transactNamed } from '#shared/db/batch';
 import { csvHeader } from '#shared/email/csv';
 import { exportObjectKey, listExport } from '#shared/email/export-job';
+import { createExport } from '#shared/email/exports';
 import { downloadUrl, PART_MIN_BYTES, uploadPart } from '#shared/files/storage';
 import { newJob } from '#shared/jobs/run';
 import { newId } from '#shared/util/ids';
+import { startWorkers } from '../../scripts/local/runtime.ts';
+import { eventually } from '../steps/eventually.ts';
 import { aTenant } from '../steps/given.ts';
 import { seededAddress, seedListEmails } from '../steps/list-emails.ts';
 
@@ -98,5 +101,33 @@ describe('a list export in parts against DynamoDB Local and the local S3 server'
     const rows = parse(text, { from_line: 2 }) as string[][];
     expect(rows.map((row) => row[0])).toEqual(Array.from({ length: 2_000 }, (_, k) => seededAddress(4 * k + 2)));
     expect(new Set(rows.map((row) => row[3]))).toEqual(new Set(['risky']));
+  }, 60_000);
+});
+
+describe('an export its request had no time for', () => {
+  // The purge worker polls the purge queue for this describe, as Lambda's event source mapping would.
+  let workers: ReturnType<typeof startWorkers>;
+  beforeAll(() => {
+    workers = startWorkers(process.env as Record<string, string>, { waitSeconds: 1 });
+  });
+  afterAll(() => workers.stop());
+
+  it('is written by the purge worker from the queue', async () => {
+    // Given a list of 3,000 emails
+    const t = await aTenant();
+    const list = await createEmailList(t.accountId, { name: 'queued' });
+    await seedListEmails(t.accountId, list.id, 3_000, 7_200_000_000_000);
+    // When its export is created with the inline deadline long past (the inline step gives up, the job is queued)
+    const created = await createExport(
+      { accountId: t.accountId },
+      list.id,
+      { deliverability: ['deliverable', 'unknown'] },
+      Date.now() - 60_000,
+    );
+    expect(created).toMatchObject({ status: 'processing', row_count: 0, download_url: null });
+    // Then the worker completes it with the matching half of the list
+    const ref = { account_id: t.accountId, list_id: list.id, id: created.id };
+    await eventually(async () => (await getExport(ref))?.status === 'completed', { what: `export ${created.id} completed` });
+    expect((await getExport(ref))!.row_count).toBe(1_500);
   }, 60_000);
 });
