@@ -14,6 +14,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { tableDefinition } from '../shared/db/table-definition.ts';
+import { EXPORT_RETENTION_DAYS } from '../shared/files/settings.ts';
 import { CORS_MAX_AGE_SECONDS } from '../shared/http/cors.ts';
 import { queues, type QueueDefinition } from '../shared/queues.ts';
 import {
@@ -254,9 +255,10 @@ export class MessagingAndEmailValidationStack extends Stack {
   /**
    * Private and encrypted, reached over TLS only, and only through URLs the
    * functions presign. Browsers upload from the CORS origins straight to it.
-   * Two lifecycle rules clean up what no function will: uploads never
+   * Three lifecycle rules clean up what no function will: uploads never
    * attached (tagged `state=unattached` by their upload URL, retagged on
-   * first attach) after a day, and multipart uploads left incomplete.
+   * first attach) after a day, multipart uploads left incomplete, and a
+   * list's CSV exports (`exports/`) once their record has expired too.
    */
   private createFilesBucket(): Bucket {
     const origins = this.settings.corsOrigins;
@@ -281,6 +283,7 @@ export class MessagingAndEmailValidationStack extends Stack {
       lifecycleRules: [
         { id: 'expire-unattached-uploads', tagFilters: { state: 'unattached' }, expiration: Duration.days(1) },
         { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        { id: 'expire-list-exports', prefix: 'exports/', expiration: Duration.days(EXPORT_RETENTION_DAYS) },
       ],
     });
   }

@@ -713,6 +713,56 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/emailList/{id}/exports': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Export an email list as CSV
+     * @description Starts a CSV export of the list's emails, all of them or only those whose `deliverability` is one of the values given. The answer is the export, `processing`; poll `GET /api/v1/emailList/{id}/exports/{exportId}` until it is `completed`, then download the file from its `download_url`. The CSV (RFC 4180, UTF-8, CRLF line ends) has a header row whose columns are `email`, `status`, `is_valid`, `deliverability`, `score`, then the email object's other fields (`id`, `email_list_id`, `can_connect`, `mx_record_count`, `connectable_mx_record_count`, `is_username_generic`, `is_alias`, `is_gov`, `is_edu`, `is_mil`, `is_free`, `is_subdomain`, `canonical_email`, `is_disposable`, `did_you_mean`, `is_catch_all`), and one row per matching email in the list's order; booleans are `true`/`false`, a field the email object leaves out or sets to null (`score` before completion, `did_you_mean`) is an empty cell. A list with no matching email gives the header alone. The export and its file are kept 7 days.
+     *
+     *     An unknown list is a `404`; a `deliverability` that is not a non-empty array of `deliverable`, `undeliverable`, `risky` and `unknown` a `400` naming the entry at fault. With an `Idempotency-Key` header, a retry within 24 hours returns the first response and starts no second export.
+     */
+    post: operations['createEmailListExport'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/emailList/{id}/exports/{exportId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+        /** @description The export's id (`exp_…`), as its create answered. Another list's or account's export is a `404`. */
+        exportId: string;
+      };
+      cookie?: never;
+    };
+    /**
+     * Retrieve an export of an email list
+     * @description The export: `processing` while its CSV is written, then `completed` with `row_count` and a `download_url` made for this read (a presigned GET of the file, valid one hour, sent as an attachment named `email-list-<id>-<exportId>.csv`; read the export again for a fresh one). An unknown list or export, another list's export, or one older than 7 days is a `404`.
+     */
+    get: operations['getEmailListExport'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/account': {
     parameters: {
       query?: never;
@@ -1535,6 +1585,36 @@ export interface components {
       emails: (components['schemas']['ListedEmail'] | components['schemas']['EmailEntryError'])[];
     };
     /**
+     * @description A CSV export of an email list's emails.
+     * @example {
+     *       "id": "exp_01JDQ7ZJ3N8Q9T2V4W6X8Y0Z1A",
+     *       "email_list_id": 3677452259515445,
+     *       "status": "completed",
+     *       "row_count": 2,
+     *       "download_url": "https://files-bucket.s3.us-east-1.amazonaws.com/exports/acct_01JD/exp_01JDQ7ZJ3N8Q9T2V4W6X8Y0Z1A.csv?X-Amz-Signature=...",
+     *       "created_at": 1732713600
+     *     }
+     */
+    EmailListExport: {
+      /** @example exp_01JDQ7ZJ3N8Q9T2V4W6X8Y0Z1A */
+      id: string;
+      email_list_id: components['schemas']['EmailListId'];
+      /**
+       * @description `processing` while the CSV is written, `completed` once it can be downloaded.
+       * @enum {string}
+       */
+      status: 'processing' | 'completed';
+      /** @description Rows (besides the header) written so far; all of them once `completed`. */
+      row_count: number;
+      /**
+       * Format: uri
+       * @description Once `completed`, a presigned GET of the CSV made for this read, valid one hour; null before.
+       */
+      download_url: string | null;
+      /** @description Unix seconds. */
+      created_at: number;
+    };
+    /**
      * @description A named group of emails (without the emails themselves).
      * @example {
      *       "id": 3677452259515445,
@@ -1744,6 +1824,10 @@ export interface components {
     CreateEmailsRequest: {
       /** @description 1 to 100 email addresses. Entries are checked one by one: an entry that is not a string or not a valid address is answered with an error entry in its position instead of failing the request. */
       emails: unknown[];
+    };
+    CreateEmailListExportRequest: {
+      /** @description Export only the emails with one of these values; leave it out for every email. */
+      deliverability?: ('deliverable' | 'undeliverable' | 'risky' | 'unknown')[];
     };
     CreateEmailListRequest: {
       /** @description 1 to 200 characters, not only whitespace. */
@@ -2102,6 +2186,25 @@ export interface components {
             code?: 'resource_missing';
             /** @enum {unknown} */
             param?: 'id' | 'importId';
+          };
+        };
+      };
+    };
+    /** @description No such email list in the token's account (`param` `id`), or no such export of it (`param` `exportId`: another list's or account's export, one past its 7 days, or an id that is not an export's); both `resource_missing`. */
+    EmailExportNotFound: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'] & {
+          error?: {
+            /** @constant */
+            type?: 'invalid_request_error';
+            /** @constant */
+            code?: 'resource_missing';
+            /** @enum {unknown} */
+            param?: 'id' | 'exportId';
           };
         };
       };
@@ -3989,6 +4092,86 @@ export interface operations {
       400: components['responses']['EmailBadRequest'];
       401: components['responses']['Unauthorized'];
       404: components['responses']['ImportNotFound'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['EmailUnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalError'];
+      '5XX': components['responses']['ServerError'];
+    };
+  };
+  createEmailListExport: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['CreateEmailListExportRequest'];
+      };
+    };
+    responses: {
+      /** @description The export was started. */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EmailListExport'] & {
+            /** @constant */
+            status?: 'processing';
+            download_url?: null;
+          };
+        };
+      };
+      400: components['responses']['EmailBadRequest'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['EmailNotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['EmailUnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalError'];
+      '5XX': components['responses']['ServerError'];
+    };
+  };
+  getEmailListExport: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The email list id, a positive integer. Anything else (`abc`, `0`, `1.5`, a leading zero, more than 16 digits) names no list: `404`. */
+        id: components['parameters']['EmailListIdPath'];
+        /** @description The export's id (`exp_…`), as its create answered. Another list's or account's export is a `404`. */
+        exportId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The export. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EmailListExport'];
+        };
+      };
+      400: components['responses']['EmailBadRequest'];
+      401: components['responses']['Unauthorized'];
+      404: components['responses']['EmailExportNotFound'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['EmailUnsupportedMediaType'];
       429: components['responses']['TooManyRequests'];

@@ -1,4 +1,5 @@
 import { listImport } from '#shared/email/import-job';
+import { listExport } from '#shared/email/export-job';
 import { fileRelease } from '#shared/files/release';
 import { jobWorker } from '#shared/jobs/worker';
 import { purgeContact } from '#shared/purge/contact';
@@ -9,7 +10,7 @@ import { purgeList } from '#shared/purge/list';
 /**
  * Continues deleting what a deleted conversation, email list, contact or
  * group left, and files no message attaches, and runs CSV imports into
- * lists (long, bounded, resumable: the same shape of work); a job out of
- * time queues the rest.
+ * lists and writes their exports (long, bounded, resumable: the same shape
+ * of work); a job out of time queues the rest.
  */
-export const handler = jobWorker([purgeConversation, purgeList, purgeContact, purgeGroup, fileRelease, listImport]);
+export const handler = jobWorker([purgeConversation, purgeList, purgeContact, purgeGroup, fileRelease, listImport, listExport]);

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
 import { batchGet } from '#shared/db/batch';
-import { getItem } from '#shared/db/items';
+import { getItem, query } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { locatePage, readCollection, readPage, type Key, type PagePosition } from '#shared/data/collections';
 import type { ValidationResult } from '#shared/email/result';
@@ -122,4 +122,23 @@ export async function listEmailsPage(
   const position = await locatePage(collection, page);
   if (!position) return undefined;
   return { emails: (await readPage(key.pk, position)).map(toEmailRecord), position };
+}
+
+/**
+ * Up to `limit` of a list's emails after sequence number `afterSeq` (-1:
+ * from the first), in sequence order: one Query of the members index
+ * (fewer when the items pass 1 MB). An export walks a list with it.
+ */
+export async function listMembersAfter(accountId: string, listId: number, afterSeq: number, limit: number): Promise<EmailRecord[]> {
+  const members = keys.members;
+  const items = await query(
+    {
+      index: members.index,
+      partition: members.partition({ collection: collectionKey(accountId, { kind: 'list', listId }).pk }),
+      ...(afterSeq >= 0 ? { sort: ['>', members.sortKey({ seq: afterSeq })] as ['>', string] } : {}),
+    },
+    limit,
+    1,
+  );
+  return items.map(toEmailRecord);
 }

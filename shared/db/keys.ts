@@ -117,7 +117,8 @@ export const keys = {
    * message's delivery, kept afterwards as the list its retraction must
    * reach, then the retraction itself), `CONV#<conv>`, `LIST#<list>`,
    * `CONTACT#<ct>` or `GROUP#<grp>` (what a deletion leaves to purge),
-   * `IMPORT#<imp>` (a CSV import into a list).
+   * `IMPORT#<imp>` (a CSV import into a list), `EXPORT#<exp>` (a list's CSV
+   * export being written).
    */
   job: tableKey('ACC#<acct>#JOB#<subject>', 'JOB'),
   /** gsi2: unfinished jobs by the time they are due (their chain's lease ends), so the sweeper takes up those past it. */
@@ -146,6 +147,12 @@ export const keys = {
   blocks: indexKey('gsi1', '<collection>#BLOCKS', '<block>'),
   /** gsi1: members of a collection in sequence order (page-number pagination). */
   members: indexKey('gsi1', '<collection>#MEMBERS', '<seq>'),
+  /**
+   * A CSV export of a list (shared/email/exports.ts): its filter, state and
+   * how far its job got (the open upload, its parts, the last member
+   * written). In a partition of its own, so the list's pages never read it.
+   */
+  listExport: tableKey('ACC#<acct>#LIST#<list>#EXPORT#<exp>', 'EXPORT'),
   /** One item per address in a list: makes "already in the list" an atomic check. */
   listAddress: tableKey('ACC#<acct>#LIST#<list>#ADDR#<address>', 'ADDR', { address: (a) => a.toLowerCase() }),
 

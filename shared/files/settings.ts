@@ -2,6 +2,8 @@
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 /** S3 takes up to 5 GB in one PUT; the setting cannot go past it. */
 const PUT_LIMIT_BYTES = 5 * 1024 ** 3;
+/** A list's CSV export (record and object) lasts this long: the bucket's lifecycle rule for `exports/` is built from it. */
+export const EXPORT_RETENTION_DAYS = 7;
 /** How long an upload URL and a download URL stay valid: the contract's hour at most. */
 export const URL_SECONDS = 3_600;
 

@@ -27,3 +27,20 @@ export const pageQuery = /* @__PURE__ */ (() =>
   v.strictObject({
     page: v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a positive integer'), v.transform(Number))),
   }))();
+
+/** Which emails an export holds: any of the deliverability values, each named when wrong. */
+export const createExportBody = /* @__PURE__ */ (() =>
+  v.strictObject({
+    deliverability: v.optional(
+      v.pipe(
+        v.array(
+          v.picklist(
+            ['deliverable', 'undeliverable', 'risky', 'unknown'],
+            (issue) => `must be deliverable, undeliverable, risky or unknown, got ${JSON.stringify(issue.input)}`,
+          ),
+          'must be an array of deliverability values',
+        ),
+        v.minLength(1, 'must name at least one deliverability value (leave it out for every email)'),
+      ),
+    ),
+  }))();

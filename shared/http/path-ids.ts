@@ -36,6 +36,8 @@ const prefixed =
 
 export const emailId = segment('id', 'email', numeric);
 export const emailListId = segment('id', 'email list', numeric);
+/** An export of an email list (`/api/v1/emailList/{id}/exports/{exportId}`): the list's 404 first. */
+export const listExportId = pathPair(emailListId, segment('exportId', 'export', prefixed('exp')));
 export const conversationId = segment('id', 'conversation', prefixed('conv'));
 export const messageId = segment('id', 'message', prefixed('msg'));
 export const fileId = segment('id', 'file', prefixed('file'));

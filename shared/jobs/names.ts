@@ -17,6 +17,7 @@ export const JOB_QUEUES = {
   'purge-group': 'purge',
   'file-release': 'purge',
   'list-import': 'purge',
+  'list-export': 'purge',
 } as const satisfies Record<string, keyof typeof queues>;
 
 export type JobName = keyof typeof JOB_QUEUES;

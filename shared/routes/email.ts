@@ -14,6 +14,13 @@ export const emailRoutes: readonly Route[] = [
   email('GET', '/api/v1/emailList/{id}', 'email-lists/get', 'read'),
   email('DELETE', '/api/v1/emailList/{id}', 'email-lists/delete', 'readWrite', { sends: ['purge'], timeoutSeconds: 20 }),
   email('GET', '/api/v1/emailList/{id}/emails', 'email-lists/emails', 'read'),
+  // The create writes a small list's CSV inline, and the rest from the purge queue's worker.
+  email('POST', '/api/v1/emailList/{id}/exports', 'email-exports/create', 'readWrite', {
+    sends: ['purge'],
+    files: ['write'],
+    timeoutSeconds: 20,
+  }),
+  email('GET', '/api/v1/emailList/{id}/exports/{exportId}', 'email-exports/get', 'read', { files: ['read'] }),
   email('GET', '/api/v1/account', 'account/email', 'read', { showsLimits: true }),
   email('POST', '/api/v1/emailList/{id}/emails', 'email-lists/add', 'readWrite', { sends: ['validation'], timeoutSeconds: 20 }),
   // Signs the upload (a PUT: write); the job waits for it on the purge queue's worker.

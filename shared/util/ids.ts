@@ -4,7 +4,7 @@ import { encodeTime, monotonicFactory } from 'ulid';
 /** Time-sortable ids: lexical order of the body equals creation order. */
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'acct' | 'ct' | 'grp' | 'conv' | 'msg' | 'att' | 'tok' | 'tkn' | 'key' | 'evt' | 'whk' | 'file' | 'imp';
+export type IdPrefix = 'acct' | 'ct' | 'grp' | 'conv' | 'msg' | 'att' | 'tok' | 'tkn' | 'key' | 'evt' | 'whk' | 'file' | 'imp' | 'exp';
 
 export const newId = (prefix: IdPrefix, now = Date.now()): string => `${prefix}_${ulid(now)}`;
 

@@ -14,6 +14,7 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
   let listedEmailId: number;
   let standaloneId: number;
   let importId: string;
+  let exportId: string;
 
   beforeAll(async () => {
     env = await emailEnv();
@@ -33,6 +34,12 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
       async () => (await api.call('GET', `/api/v1/emailList/${listId}`, { token: owner.token })).body.status === 'completed',
       { what: `list ${listId} completed` },
     );
+    exportId = (await api.call('POST', `/api/v1/emailList/${listId}/exports`, { token: owner.token, json: {} })).body.id;
+    await eventually(
+      async () =>
+        (await api.call('GET', `/api/v1/emailList/${listId}/exports/${exportId}`, { token: owner.token })).body.status === 'completed',
+      { what: `export ${exportId} completed` },
+    );
   });
   afterAll(async () => {
     await api.close();
@@ -47,6 +54,10 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     standalone: (await api.call('GET', `/api/v1/email/${standaloneId}`, { token: owner.token })).status,
     listed: (await api.call('GET', `/api/v1/email/${listedEmailId}`, { token: owner.token })).status,
     import: (await api.call('GET', `/api/v1/emailList/${listId}/imports/${importId}`, { token: owner.token })).body.status,
+    // The download URL is made for each read: the rest of the export is what must not change.
+    export: (({ download_url: _url, ...rest }) => rest)(
+      (await api.call('GET', `/api/v1/emailList/${listId}/exports/${exportId}`, { token: owner.token })).body,
+    ),
   });
 
   const attempts: [string, () => string, unknown?][] = [
@@ -59,6 +70,8 @@ describe.each(transports('email'))('email API tenancy over %s', (transport) => {
     ['POST', () => `/api/v1/emailList/${listId}/emails`, { emails: ['sneaky@example.com'] }],
     ['POST', () => `/api/v1/emailList/${listId}/imports`, {}],
     ['GET', () => `/api/v1/emailList/${listId}/imports/${importId}`],
+    ['POST', () => `/api/v1/emailList/${listId}/exports`, { deliverability: ['deliverable'] }],
+    ['GET', () => `/api/v1/emailList/${listId}/exports/{exportId}`.replace('{exportId}', exportId)],
     ['DELETE', () => `/api/v1/emailList/${listId}`],
   ];
 

@@ -110,6 +110,16 @@ const BUDGETS: Record<string, Budget> = {
     'DynamoDB.BatchWriteItem': 2,
   },
   'GET /api/v1/emailList/{id}/emails': { 'DynamoDB.GetItem': 2, 'DynamoDB.Query': 1 },
+  // The create writes a small list's CSV inline: the export, its members (a Query that finds the end), the finished job.
+  'POST /api/v1/emailList/{id}/exports': {
+    'DynamoDB.GetItem': 2,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.Query': 2,
+    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.DeleteItem': 1,
+  },
+  // The export and its list in one read; the download URL is presigned, no call.
+  'GET /api/v1/emailList/{id}/exports/{exportId}': { 'DynamoDB.GetItem': 1, 'DynamoDB.BatchGetItem': 1 },
   'POST /api/v1/emailList/{id}/emails': {
     'DynamoDB.GetItem': 2,
     'DynamoDB.UpdateItem': 6,
@@ -239,6 +249,12 @@ describe('round trips per request (in-process, so every call is seen)', () => {
     await withinBudget('GET /api/v1/emailLists', () => email.call('GET', '/api/v1/emailLists', as));
     await withinBudget('GET /api/v1/emailList/{id}', () => email.call('GET', `/api/v1/emailList/${listId}`, as));
     await withinBudget('GET /api/v1/emailList/{id}/emails', () => email.call('GET', `/api/v1/emailList/${listId}/emails`, as));
+    const exported = await withinBudget('POST /api/v1/emailList/{id}/exports', () =>
+      email.call('POST', `/api/v1/emailList/${listId}/exports`, { ...as, json: { deliverability: ['unknown'] } }),
+    );
+    await withinBudget('GET /api/v1/emailList/{id}/exports/{exportId}', () =>
+      email.call('GET', `/api/v1/emailList/${listId}/exports/${exported.body.id}`, as),
+    );
     await withinBudget('DELETE /api/v1/emailList/{id}', () => email.call('DELETE', `/api/v1/emailList/${listId}`, as));
   });
 

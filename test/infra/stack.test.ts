@@ -331,9 +331,16 @@ describe('the files bucket', () => {
         expect.objectContaining({ Status: 'Enabled', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
       ]),
     );
-    // The tag filter is the whole condition of the first: no prefix narrows it, and no rule expires attached files.
-    expect(rules.filter((r) => r.ExpirationInDays !== undefined)).toHaveLength(1);
-    expect(rules.every((r) => r.Prefix === undefined)).toBe(true);
+    // The tag filter is the whole condition of the first: no prefix narrows it, and no other rule expires files.
+    const expiring = rules.filter((r) => r.ExpirationInDays !== undefined);
+    expect(expiring.filter((r) => r.Prefix === undefined)).toHaveLength(1);
+    expect(expiring.filter((r) => r.Prefix !== undefined).map((r) => r.Prefix)).toEqual(['exports/']);
+  });
+
+  it("expires a list's CSV exports after 7 days, and nothing else by that rule", () => {
+    const rules: Cfn[] = bucket().Properties.LifecycleConfiguration.Rules;
+    expect(rules).toContainEqual(expect.objectContaining({ Status: 'Enabled', Prefix: 'exports/', ExpirationInDays: 7 }));
+    expect(rules.find((r) => r.Prefix === 'exports/')?.TagFilters).toBeUndefined();
   });
 
   it('lets browsers at the CORS origins upload and download, and none without them', () => {

@@ -46,7 +46,7 @@ export function docExamples(file: string, markdown: string): DocExample[] {
   return examples;
 }
 
-const ID = /^(conv|msg|ct|grp|att|acct|tok|tkn)_[0-9A-HJKMNP-TV-Z]{26}$/;
+const ID = /^(conv|msg|ct|grp|att|acct|tok|tkn|exp)_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /**
  * Where `actual` departs from the documented `expected`: the same keys at
