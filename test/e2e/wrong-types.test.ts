@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as v from 'valibot';
-import { createListBody, emailsBody, pageQuery } from '#shared/http/email-schemas';
+import { createExportBody, createListBody, emailsBody, pageQuery } from '#shared/http/email-schemas';
 import {
   createConversationBody,
   createFileBody,
@@ -192,6 +192,13 @@ const table: Row[] = [
     wrong: { name: notString, description: notString },
   },
   { method: 'GET', path: '/api/v1/emailLists', where: 'query', schema: pageQuery, wrong: { page: ['x'] } },
+  {
+    method: 'POST',
+    path: '/api/v1/emailList/1/exports',
+    where: 'json',
+    schema: createExportBody,
+    wrong: { deliverability: ['deliverable', 5, { a: 1 }] },
+  },
   { method: 'GET', path: '/api/v1/emailList/1/emails', where: 'query', schema: pageQuery, wrong: { page: ['0x1'] } },
   {
     method: 'POST',

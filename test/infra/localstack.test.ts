@@ -47,7 +47,7 @@ describe('the LocalStack flavour (-c target=localstack)', () => {
     const [bucket] = resources('AWS::S3::Bucket');
     expect(resources('AWS::S3::Bucket')).toHaveLength(1);
     expect(bucket!.Properties.PublicAccessBlockConfiguration).toMatchObject({ BlockPublicAcls: true, RestrictPublicBuckets: true });
-    expect(bucket!.Properties.LifecycleConfiguration.Rules).toHaveLength(2);
+    expect(bucket!.Properties.LifecycleConfiguration.Rules).toHaveLength(3);
     expect(JSON.stringify(resources('AWS::S3::BucketPolicy'))).toContain('aws:SecureTransport');
   });
 

@@ -468,12 +468,13 @@ describe('function roles', () => {
 });
 
 /**
- * CloudFormation refuses a stack of more than 500 resources. 50 are kept
+ * CloudFormation refuses a stack of more than 500 resources. 40 are kept
  * below that for a change that adds several at once (a worker with its queue
  * family is about ten); docs/deploying.md ("Resource budget") has the
- * arithmetic of what still fits.
+ * arithmetic of what still fits, and why this was 450 until CSV imports and
+ * exports: the next addition splits the stack instead.
  */
-const RESOURCE_BUDGET = 450;
+const RESOURCE_BUDGET = 460;
 
 describe('resource budget', () => {
   it(`stays within ${RESOURCE_BUDGET} resources, under CloudFormation's 500 per stack`, () => {

@@ -259,6 +259,25 @@ describe('cdk synth', () => {
       );
       expect(done).toMatchObject({ email_count: 2, rejected_count: 1 });
       expect((await email.call('GET', `/api/v1/emailList/${listId}/emails`, as)).body.emails).toHaveLength(2);
+      // A CSV import (its job on the purge queue's worker) and an export, through the bundles.
+      const imported = await email.call('POST', `/api/v1/emailList/${listId}/imports`, { ...as, json: {} });
+      expect(imported.status).toBe(201);
+      const upload = imported.body.upload;
+      expect((await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: 'email\nc@example.com\n' })).status).toBe(200);
+      await eventually(
+        async () => (await email.call('GET', `/api/v1/emailList/${listId}/imports/${imported.body.id}`, as)).body.status === 'completed',
+        { what: 'the import completed', timeoutMs: 60_000 },
+      );
+      const exported = await email.call('POST', `/api/v1/emailList/${listId}/exports`, { ...as, json: {} });
+      expect(exported.status).toBe(201);
+      const shown = await eventually(
+        async () => {
+          const res = await email.call('GET', `/api/v1/emailList/${listId}/exports/${exported.body.id}`, as);
+          return res.body.status === 'completed' && res.body;
+        },
+        { what: 'the export completed' },
+      );
+      expect((await (await fetch(shown.download_url)).text()).split('\r\n')[0]).toMatch(/^email,status,is_valid,deliverability,score,/);
       expect((await email.call('DELETE', `/api/v1/emailList/${listId}`, as)).status).toBe(200);
       expect((await email.call('GET', '/api/v1/nowhere', as)).status).toBe(404);
 
