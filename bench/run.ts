@@ -27,6 +27,7 @@ import type { ProvisioningResult } from './provisioning.ts';
 import type { EventFeedResult } from './event-feed.ts';
 import type { FilesResult } from './files.ts';
 import type { ListExportResult } from './list-export.ts';
+import type { ListImportResult } from './list-import.ts';
 import { startIdealServer } from './ideal-server.ts';
 import { eventLatencyRows } from './event-latency.ts';
 import { realtimeLatencyRows } from './realtime-latency.ts';
@@ -192,6 +193,21 @@ function eventFeedRows(): Row[] {
   ];
 }
 
+/** A CSV import until the list is completed (bench/list-import.ts), against raw BatchWriteItem of the same items; its memory at two sizes. */
+function listImportRows(): Row[] {
+  const r = inOwnProcess<ListImportResult>('bench/list-import.ts');
+  return [
+    {
+      what: `${r.rows.toLocaleString('en-US')} CSV rows imported into a list (presigned upload, the import job, validation) until the list is completed, over raw BatchWriteItem of 2 × ${r.rows.toLocaleString('en-US')} items`,
+      value: `${(r.seconds / r.floorSeconds).toFixed(2)}× (target ≤ 2.0; ${r.seconds.toFixed(1)} s over ${r.floorSeconds.toFixed(1)} s); ${r.accepted} accepted`,
+    },
+    {
+      what: `The import's peak memory: resident set growth while ${r.smallRows.toLocaleString('en-US')} and ${r.rows.toLocaleString('en-US')} rows are imported (flat: the file is streamed)`,
+      value: `${r.smallPeakGrowthMb.toFixed(0)} MB and ${r.peakGrowthMb.toFixed(0)} MB`,
+    },
+  ];
+}
+
 /** A list's CSV export (bench/list-export.ts) against a bare Query loop writing the same CSV in the same parts to the same local S3 server. */
 function listExportRows(): Row[] {
   const r = inOwnProcess<ListExportResult>('bench/list-export.ts');
@@ -251,6 +267,7 @@ const rows = [
         ...eventFeedRows(),
         ...filesRows(),
         ...(await emailLists()),
+        ...listImportRows(),
         ...listExportRows(),
         ...eventLatencyRows(),
         ...realtimeLatencyRows(),

@@ -310,7 +310,8 @@ describe('webhooks', () => {
     const webhookBatches = () => captured.filter((b) => b.handler === 'workers/webhook-events').filter(ours('EVENTS'));
     await eventually(() => feedBatches().length > 0 && webhookBatches().length > 0, {
       what: 'the batches holding our change and its appended event captured',
-      timeoutMs: 45_000,
+      // The whole run's changes come first (bulk seeds of other files included): read fast, but many.
+      timeoutMs: 150_000,
     });
     await capture.stop();
     // When the feed writer is handed its batch again (as Lambda does after a failure)
@@ -326,7 +327,7 @@ describe('webhooks', () => {
     const all = await arrived('/again', 'conversation.created', 2);
     expect(new Set(all.map((r) => r.event.id))).toEqual(new Set([first!.event.id]));
     for (const r of all) expect(verify(secret, r)).toEqual(r.event);
-  }, 60_000);
+  }, 180_000);
 
   it('gives an event the same webhook-id when its queue message is delivered again', async () => {
     // Given a delivery job for an endpoint
