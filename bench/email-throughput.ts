@@ -7,38 +7,14 @@
  *     validated by the queue worker against a loopback DNS server, until the
  *     list is `completed`.
  */
-import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
 import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 import { startDnsServer } from '../scripts/local/dns-server.ts';
+import { batchWriteFloorSeconds, benchZones } from './list-floor.ts';
 
 const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 10_000);
 const DOMAINS = 50;
 const PER_REQUEST = 100;
-
-async function floorSeconds(addresses = ADDRESSES): Promise<number> {
-  const run = randomUUID();
-  const items = Array.from({ length: 2 * addresses }, (_, i) => ({
-    pk: `FLOOR#${run}#${i}`,
-    sk: 'EMAIL',
-    gsi1pk: `FLOOR#${run}#MEMBERS`,
-    gsi1sk: String(i).padStart(15, '0'),
-    email: `user${i}@d${i % DOMAINS}.bench`,
-    status: 'pending',
-    created_at: Math.floor(Date.now() / 1000),
-  }));
-  const started = performance.now();
-  for (let i = 0; i < items.length; i += 25) {
-    let pending = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-    while (pending.length) {
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
-      pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
-    }
-  }
-  return (performance.now() - started) / 1000;
-}
 
 /** Adds `requests` × PER_REQUEST addresses to a new list, one request after another; returns the list's id. */
 async function addAll(base: string, headers: Record<string, string>, requests: number, prefix: string): Promise<number> {
@@ -65,13 +41,7 @@ export interface ThroughputResult {
 
 export async function emailThroughput(): Promise<ThroughputResult> {
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
-  const zones = Object.fromEntries(
-    domains.flatMap((d) => [
-      [d, { mx: [{ priority: 10, exchange: `mx.${d}` }] }],
-      [`mx.${d}`, { a: ['127.0.0.1'] }],
-    ]),
-  );
-  const dns = await startDnsServer(zones);
+  const dns = await startDnsServer(benchZones(domains));
   Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
   const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0, rateLimits: false });
   try {
@@ -87,15 +57,15 @@ export async function emailThroughput(): Promise<ThroughputResult> {
       }
       return current;
     };
-    await floorSeconds(1_000);
+    await batchWriteFloorSeconds(1_000, DOMAINS);
     await completed(await addAll(base, headers, 10, 'warm'));
-    const floorBefore = await floorSeconds();
+    const floorBefore = await batchWriteFloorSeconds(ADDRESSES, DOMAINS);
     const started = performance.now();
     const list = await addAll(base, headers, ADDRESSES / PER_REQUEST, 'user');
     const added = performance.now() - started;
     const current = await completed(list);
     const total = performance.now() - started;
-    const floor = (floorBefore + (await floorSeconds())) / 2;
+    const floor = (floorBefore + (await batchWriteFloorSeconds(ADDRESSES, DOMAINS))) / 2;
     return {
       floorSeconds: floor,
       addSeconds: added / 1000,

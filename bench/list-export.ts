@@ -15,7 +15,7 @@ import { createEmailList } from '#shared/data/email-lists';
 import type { EmailRecord } from '#shared/data/emails';
 import { csvHeader, csvRow } from '#shared/email/csv';
 import { presentEmail } from '#shared/email/present';
-import { completeUpload, PART_MIN_BYTES, startUpload, uploadPart } from '#shared/files/storage';
+import { completeUpload, PART_MIN_BYTES, startUpload, uploadPart } from '#shared/files/object-parts';
 import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 import { seedListEmails } from '../test/steps/list-emails.ts';

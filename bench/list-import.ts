@@ -10,10 +10,8 @@
  * the file. Run alone with `npx tsx bench/list-import.ts` (one JSON line);
  * `npm run bench` includes it.
  */
-import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
 import { startDnsServer } from '../scripts/local/dns-server.ts';
+import { batchWriteFloorSeconds, benchZones } from './list-floor.ts';
 import { startLocalRuntime } from '../scripts/local/runtime.ts';
 import { seedDemo } from '../scripts/local/seed.ts';
 
@@ -32,28 +30,6 @@ export interface ListImportResult {
   smallPeakGrowthMb: number;
 }
 
-async function floorSeconds(rows: number): Promise<number> {
-  const run = randomUUID();
-  const items = Array.from({ length: 2 * rows }, (_, i) => ({
-    pk: `FLOOR#${run}#${i}`,
-    sk: 'EMAIL',
-    gsi1pk: `FLOOR#${run}#MEMBERS`,
-    gsi1sk: String(i).padStart(15, '0'),
-    email: `user${i}@d${i % DOMAINS}.bench`,
-    status: 'pending',
-    created_at: Math.floor(Date.now() / 1000),
-  }));
-  const started = performance.now();
-  for (let i = 0; i < items.length; i += 25) {
-    let pending = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-    while (pending.length) {
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
-      pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
-    }
-  }
-  return (performance.now() - started) / 1000;
-}
-
 /** The resident set's largest growth over its size now, while `run` runs. */
 async function peakGrowth<T>(run: () => Promise<T>): Promise<{ result: T; mb: number }> {
   global.gc?.();
@@ -70,13 +46,7 @@ async function peakGrowth<T>(run: () => Promise<T>): Promise<{ result: T; mb: nu
 
 export async function listImport(): Promise<ListImportResult> {
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
-  const zones = Object.fromEntries(
-    domains.flatMap((d) => [
-      [d, { mx: [{ priority: 10, exchange: `mx.${d}` }] }],
-      [`mx.${d}`, { a: ['127.0.0.1'] }],
-    ]),
-  );
-  const dns = await startDnsServer(zones);
+  const dns = await startDnsServer(benchZones(domains));
   Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
   const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0, rateLimits: false });
   try {
@@ -114,12 +84,12 @@ export async function listImport(): Promise<ListImportResult> {
       return { seconds: (performance.now() - started) / 1000, accepted: Number(result.accepted_count), mb };
     };
     // DynamoDB Local's JVM is several times slower until warm: warm both paths, then time the floor on either side.
-    await floorSeconds(1_000);
+    await batchWriteFloorSeconds(1_000, DOMAINS);
     await importRows(500, 'warm');
     const small = await importRows(SMALL_ROWS, 'small');
-    const floorBefore = await floorSeconds(ROWS);
+    const floorBefore = await batchWriteFloorSeconds(ROWS, DOMAINS);
     const large = await importRows(ROWS, 'user');
-    const floor = (floorBefore + (await floorSeconds(ROWS))) / 2;
+    const floor = (floorBefore + (await batchWriteFloorSeconds(ROWS, DOMAINS))) / 2;
     return {
       rows: ROWS,
       smallRows: SMALL_ROWS,

@@ -3,7 +3,8 @@ import { getExport, recordPart, recordUpload, markCompleted, type ExportRecord }
 import { listMembersAfter } from '#shared/data/emails';
 import { csvHeader, csvRow } from '#shared/email/csv';
 import { presentEmail } from '#shared/email/present';
-import { completeUpload, objectSize, PART_MIN_BYTES, putObject, startUpload, uploadPart } from '#shared/files/storage';
+import { completeUpload, PART_MIN_BYTES, putObject, startUpload, uploadPart } from '#shared/files/object-parts';
+import { objectSize } from '#shared/files/storage';
 import type { Job, JobKind, Step } from '#shared/jobs/kind';
 import { nowSeconds } from '#shared/util/ids';
 

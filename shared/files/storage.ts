@@ -76,7 +76,7 @@ export interface Presigned {
   expiresAt: number;
 }
 
-interface SignRequest {
+export interface SignRequest {
   method: 'GET' | 'PUT' | 'HEAD' | 'DELETE' | 'POST';
   key: string;
   expiresIn: number;
@@ -87,7 +87,7 @@ interface SignRequest {
   at?: Date;
 }
 
-async function presign(r: SignRequest): Promise<Presigned> {
+export async function presign(r: SignRequest): Promise<Presigned> {
   const t = target();
   const host = t.endpoint ? t.endpoint.host : `${t.bucket}.s3.${t.region}.amazonaws.com`;
   const basePath = t.endpoint ? `${t.endpoint.pathname.replace(/\/$/, '')}/${t.bucket}` : '';
@@ -138,13 +138,14 @@ export const downloadUrl = async (key: string, name: string, expiresIn: number) 
     })
   ).url;
 
-async function call(r: Omit<SignRequest, 'expiresIn'>, body?: string | Uint8Array, timeoutMs = CALL_TIMEOUT_MS): Promise<Response> {
+/** A call this service makes itself, as a request presigned for a minute. */
+export async function call(r: Omit<SignRequest, 'expiresIn'>, body?: string | Uint8Array, timeoutMs = CALL_TIMEOUT_MS): Promise<Response> {
   const { url } = await presign({ ...r, expiresIn: 60 });
   const headers = r.headers ?? {};
   return fetch(url, { method: r.method, headers, ...(body === undefined ? {} : { body }), signal: AbortSignal.timeout(timeoutMs) });
 }
 
-function failed(what: string, response: Response): Error {
+export function failed(what: string, response: Response): Error {
   return new Error(`${what} answered ${response.status}`);
 }
 
@@ -170,109 +171,3 @@ export async function deleteObject(key: string): Promise<void> {
   await response.body?.cancel();
   if (!response.ok && response.status !== 404) throw failed('deleting a file from storage', response);
 }
-
-/** What a CSV import's upload must be sent as. */
-export const CSV_CONTENT_TYPE = 'text/csv';
-
-/**
- * A PUT of a CSV import: its content type and the unattached tag (the
- * lifecycle rule removes an object the import never got to delete), but
- * no length, which the client cannot be asked to know in advance; the
- * import checks the size it finds.
- */
-export const importUploadUrl = (key: string, expiresIn: number) =>
-  presign({ method: 'PUT', key, expiresIn, headers: { 'Content-Type': CSV_CONTENT_TYPE, 'x-amz-tagging': UNATTACHED_TAG } });
-
-export interface ObjectRead {
-  body: ReadableStream<Uint8Array>;
-  /** Identifies the object's version: a read resumed later asks for the same one. */
-  etag: string;
-}
-
-/**
- * The object's bytes from `fromByte` on, as a stream the caller consumes
- * (or cancels through `signal`); undefined when it is not there, or no
- * longer the version `etag` names. No timeout on the body: a large object
- * takes as long as its reader does.
- */
-export async function readObject(key: string, fromByte: number, signal: AbortSignal, etag?: string): Promise<ObjectRead | undefined> {
-  const { url } = await presign({ method: 'GET', key, expiresIn: 15 * 60 });
-  const headers: Record<string, string> = {};
-  if (fromByte > 0) headers.Range = `bytes=${fromByte}-`;
-  if (etag) headers['If-Match'] = etag;
-  const response = await fetch(url, { headers, signal });
-  if (response.status === 404 || response.status === 403 || response.status === 412) {
-    await response.body?.cancel();
-    return undefined;
-  }
-  // Nothing left after the offset: an empty read.
-  if (response.status === 416) {
-    await response.body?.cancel();
-    return { body: new Blob([]).stream(), etag: etag ?? '' };
-  }
-  if (!response.ok || !response.body) throw failed('reading a file from storage', response);
-  return { body: response.body, etag: response.headers.get('etag') ?? '' };
-}
-
-/*
- * Writing an object in parts (a CSV export): S3's multipart upload as three
- * presigned calls, so the worker that streams an export needs no S3 client
- * either. Each part but the last is at least PART_MIN_BYTES; a part sent
- * again under its number replaces the first, so a retried step is harmless.
- * Uploads never completed are aborted by the bucket's lifecycle rule.
- */
-
-/** S3's smallest part but the last. */
-export const PART_MIN_BYTES = 5 * 1024 * 1024;
-/** A part is up to a few MiB sent from a Lambda: more time than a HEAD. */
-const PART_TIMEOUT_MS = 60_000;
-
-/** An object written in one request (small enough to need no parts). */
-export async function putObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
-  const response = await call({ method: 'PUT', key, headers: { 'Content-Type': contentType } }, body, PART_TIMEOUT_MS);
-  await response.body?.cancel();
-  if (!response.ok) throw failed('writing a file to storage', response);
-}
-
-/** Starts a multipart upload; resolves to its upload id. */
-export async function startUpload(key: string, contentType: string): Promise<string> {
-  const response = await call({ method: 'POST', key, query: { uploads: '' }, headers: { 'Content-Type': contentType } });
-  const text = await response.text();
-  const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(text)?.[1];
-  if (!response.ok || !uploadId) throw failed('starting an upload in parts', response);
-  return unescapeXml(uploadId);
-}
-
-/** Sends part `partNumber` (from 1); resolves to its ETag, which completing the upload names. */
-export async function uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
-  const query = { partNumber: String(partNumber), uploadId };
-  const response = await call({ method: 'PUT', key, query }, body, PART_TIMEOUT_MS);
-  await response.body?.cancel();
-  const etag = response.headers.get('etag');
-  if (!response.ok || !etag) throw failed(`sending part ${partNumber} of an upload`, response);
-  return etag;
-}
-
-/**
- * Joins the parts (ETags in part order) into the object. Completing again
- * an upload that completed (a step retried after a crash) finds the upload
- * gone: the object there is the answer then.
- */
-export async function completeUpload(key: string, uploadId: string, etags: string[]): Promise<void> {
-  const parts = etags.map((etag, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(etag)}</ETag></Part>`).join('');
-  const body = `<CompleteMultipartUpload>${parts}</CompleteMultipartUpload>`;
-  const response = await call(
-    { method: 'POST', key, query: { uploadId }, headers: { 'Content-Type': 'application/xml' } },
-    body,
-    PART_TIMEOUT_MS,
-  );
-  const text = await response.text();
-  // S3 may answer 200 and still report an error in the body (a failure while it joined the parts).
-  if (response.ok && !text.includes('<Error>')) return;
-  if (response.status === 404 && (await objectSize(key)) !== undefined) return;
-  throw failed('completing an upload in parts', response);
-}
-
-const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
-const escapeXml = (s: string) => s.replace(/[&<>"']/g, (c) => XML_ESCAPES[c]!);
-const unescapeXml = (s: string) => s.replace(/&(amp|lt|gt|quot|apos);/g, (e) => Object.entries(XML_ESCAPES).find(([, x]) => x === e)![0]);
