@@ -8,6 +8,7 @@ import { resetConfig } from '#shared/config';
 import { resetDb } from '#shared/db/client';
 import { corsOrigins } from '#shared/http/cors';
 import { recoverAfterRestart } from '#shared/email/outbox';
+import { recoverJobsAfterRestart } from '#shared/jobs/sweep';
 import { deadLetterUrlEnv, queueUrlEnv } from '#shared/queues';
 import { schedules, streams, workers } from '#shared/routes';
 import { invoke, type Invoker } from './lambda.ts';
@@ -212,6 +213,7 @@ export async function startLocalRuntime(options: LocalStackOptions = {}): Promis
       stops.push(startSchedules().stop);
       // The local queue starts empty: work it held before a stop or a crash is queued again from the table.
       await recoverAfterRestart();
+      await recoverJobsAfterRestart();
     }
     // One limiter for both servers: an account's limit counts its requests to either API, as one usage plan does on AWS.
     const limiter = options.rateLimits === false ? undefined : accountRateLimiter();

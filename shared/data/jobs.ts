@@ -142,6 +142,17 @@ export async function getJob(ref: Ref): Promise<JobRecord | undefined> {
   return item && toRecord(item);
 }
 
+/**
+ * Lets an unfinished job go from whatever chain held it, due now: only for
+ * a restart of the one process that ran every chain (`npm start`), when
+ * none of them lives on to end its lease.
+ */
+export async function releaseHeldJob(ref: Ref): Promise<void> {
+  await conditionHeld(
+    updateItem(keyOf(ref), update().set`gsi2sk = ${dueAt(Date.now())}`.remove`lease_owner, lease_until`.when`attribute_exists(gsi2pk)`),
+  );
+}
+
 /** Unfinished jobs due before `nowMs` (no chain holds them), the longest overdue first. */
 export async function dueJobs(nowMs: number, limit = 100): Promise<(Ref & { kind: string })[]> {
   const pending = keys.pendingJobs;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { dueJobs } from '#shared/data/jobs';
+import { dueJobs, releaseHeldJob } from '#shared/data/jobs';
 import { isJobName } from '#shared/jobs/names';
 import { enqueueJobs, type JobMessage } from '#shared/jobs/run';
 import { logger } from '#shared/util/logger';
@@ -18,4 +18,17 @@ export async function requeueDueJobs(): Promise<number> {
   }
   await enqueueJobs(jobs);
   return jobs.length;
+}
+
+/**
+ * After a restart of `npm start` (every chain died with its process, and
+ * the local queue starts empty): each unfinished job is let go and queued
+ * again at once, rather than waiting out the dead chain's lease. Running a
+ * job early changes nothing (each step is repeatable). Bounded: a local
+ * table holds a few unfinished jobs, not thousands.
+ */
+export async function recoverJobsAfterRestart(max = 1_000): Promise<number> {
+  const held = await dueJobs(Number.MAX_SAFE_INTEGER, max);
+  for (const job of held) await releaseHeldJob(job);
+  return requeueDueJobs();
 }
