@@ -7,10 +7,7 @@
  *     validated by the queue worker against a loopback DNS server, until the
  *     list is `completed`.
  */
-import { startLocalRuntime } from '../scripts/local/runtime.ts';
-import { seedDemo } from '../scripts/local/seed.ts';
-import { startDnsServer } from '../scripts/local/dns-server.ts';
-import { batchWriteFloorSeconds, benchZones } from './list-floor.ts';
+import { batchWriteFloorSeconds, withEmailStack } from './list-floor.ts';
 
 const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 10_000);
 const DOMAINS = 50;
@@ -41,13 +38,7 @@ export interface ThroughputResult {
 
 export async function emailThroughput(): Promise<ThroughputResult> {
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
-  const dns = await startDnsServer(benchZones(domains));
-  Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
-  const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0, rateLimits: false });
-  try {
-    const demo = await seedDemo();
-    const base = stack.emailUrl!;
-    const headers = { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' };
+  return withEmailStack(domains, async ({ base, headers, dns }) => {
     // DynamoDB Local's JVM is several times slower until warm: warm both paths up, then time the floor on either side of the path.
     const completed = async (list: number) => {
       let current = { status: '', email_count: 0 };
@@ -74,10 +65,7 @@ export async function emailThroughput(): Promise<ThroughputResult> {
       emailCount: current.email_count,
       dnsQueries: dns.queries().length,
     };
-  } finally {
-    await stack.stop();
-    await dns.stop();
-  }
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,14 +1,43 @@
 /**
- * What the list benches share: the floor of raw BatchWriteItem of the items
- * a list's addresses become (an email and its address guard each), and the
- * loopback DNS zones their domains resolve in.
+ * What the list benches share: the local runtime they run in (its email API
+ * only, the bench domains resolving on loopback, mailboxes not probed), and
+ * the floor of raw BatchWriteItem of the items a list's addresses become
+ * (an email and its address guard each).
  */
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client';
+import { startDnsServer, type DnsServer } from '../scripts/local/dns-server.ts';
+import { startLocalRuntime } from '../scripts/local/runtime.ts';
+import { seedDemo } from '../scripts/local/seed.ts';
+
+export interface EmailBench {
+  /** The email API's base URL, and the demo user's JSON headers for it. */
+  base: string;
+  headers: Record<string, string>;
+  dns: DnsServer;
+}
+
+/** Runs `bench` against a fresh local runtime whose `domains` resolve on loopback; stops it all afterwards. */
+export async function withEmailStack<T>(domains: string[], bench: (b: EmailBench) => Promise<T>): Promise<T> {
+  const dns = await startDnsServer(benchZones(domains));
+  Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
+  const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0, rateLimits: false });
+  try {
+    const demo = await seedDemo();
+    return await bench({
+      base: stack.emailUrl!,
+      headers: { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' },
+      dns,
+    });
+  } finally {
+    await stack.stop();
+    await dns.stop();
+  }
+}
 
 /** The DNS zones of these bench domains: each has one MX host, on loopback. */
-export function benchZones(domains: string[]) {
+function benchZones(domains: string[]) {
   return Object.fromEntries(
     domains.flatMap((d) => [
       [d, { mx: [{ priority: 10, exchange: `mx.${d}` }] }],

@@ -10,10 +10,7 @@
  * the file. Run alone with `npx tsx bench/list-import.ts` (one JSON line);
  * `npm run bench` includes it.
  */
-import { startDnsServer } from '../scripts/local/dns-server.ts';
-import { batchWriteFloorSeconds, benchZones } from './list-floor.ts';
-import { startLocalRuntime } from '../scripts/local/runtime.ts';
-import { seedDemo } from '../scripts/local/seed.ts';
+import { batchWriteFloorSeconds, withEmailStack } from './list-floor.ts';
 
 process.env.LOG_LEVEL ??= 'silent';
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
@@ -46,13 +43,7 @@ async function peakGrowth<T>(run: () => Promise<T>): Promise<{ result: T; mb: nu
 
 export async function listImport(): Promise<ListImportResult> {
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
-  const dns = await startDnsServer(benchZones(domains));
-  Object.assign(process.env, { DNS_SERVERS: dns.address, ALLOW_PRIVATE_MX: 'true', SMTP_PROBE: 'off' });
-  const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0, rateLimits: false });
-  try {
-    const demo = await seedDemo();
-    const base = stack.emailUrl!;
-    const headers = { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' };
+  return withEmailStack(domains, async ({ base, headers }) => {
     const json = async (path: string, init?: RequestInit) => {
       const res = await fetch(`${base}${path}`, { headers, ...init });
       if (!res.ok) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
@@ -99,10 +90,7 @@ export async function listImport(): Promise<ListImportResult> {
       peakGrowthMb: large.mb,
       smallPeakGrowthMb: small.mb,
     };
-  } finally {
-    await stack.stop();
-    await dns.stop();
-  }
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
