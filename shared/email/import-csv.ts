@@ -59,6 +59,9 @@ class Utf8Check extends Transform {
 /** Why a file is not a CSV of addresses: the import's error message. */
 export class ImportFileError extends Error {}
 
+/** The object's bytes stopped arriving (the connection closed mid-body): the file may be fine, the read is not. */
+export class StorageReadError extends Error {}
+
 interface ParsedRow {
   record: string[];
   info: Info;
@@ -69,14 +72,14 @@ function rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: number): As
   const check = new Utf8Check(maxBytes);
   const parser = parse(parserOptions(bom));
   // pipe() carries data and backpressure, not errors: each stage's error ends the parser, which the loop below reads.
-  source.on('error', (error) => check.destroy(error));
+  source.on('error', (error) => check.destroy(new StorageReadError(error.message, { cause: error })));
   check.on('error', (error) => parser.destroy(error));
   source.pipe(check).pipe(parser);
   return (async function* () {
     try {
       for await (const row of parser as AsyncIterable<ParsedRow>) yield row;
     } catch (error) {
-      if (error instanceof ImportFileError) throw error;
+      if (error instanceof ImportFileError || error instanceof StorageReadError) throw error;
       const code = (error as { code?: string }).code;
       // csv-parse's errors name the line and what it found there.
       if (code?.startsWith('CSV_')) throw new ImportFileError(`the file is not a valid CSV: ${(error as Error).message}`);

@@ -11,7 +11,7 @@ import {
 } from '#shared/data/imports';
 import { DomainError } from '#shared/errors';
 import { addToList } from '#shared/email/add-to-list';
-import { csvRows, ImportFileError, inspectCsv, MAX_IMPORT_BYTES } from '#shared/email/import-csv';
+import { csvRows, ImportFileError, inspectCsv, MAX_IMPORT_BYTES, StorageReadError } from '#shared/email/import-csv';
 import { importObjectKey, importSubject, UPLOAD_POLL_MS, type ImportPayload } from '#shared/email/imports';
 import { readObject } from '#shared/files/object-reads';
 import { deleteObject, objectSize } from '#shared/files/storage';
@@ -102,10 +102,10 @@ async function inspect(r: ImportRecord): Promise<Step | undefined> {
 /** The second pass, from where the last run stopped until done or out of time. */
 async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
   const controller = new AbortController();
+  let fromRow = r.rows_done;
   try {
     const read = await readObject(importObjectKey(r.account_id, r.id), r.next_byte, controller.signal, r.etag ?? undefined);
     if (!read) return fail(r, 'the uploaded file was replaced or removed during the import');
-    let fromRow = r.rows_done;
     let chunk: string[] = [];
     const flush = async (nextByte: number): Promise<Step | undefined> => {
       const counts = await addChunk(r, fromRow, chunk);
@@ -137,6 +137,12 @@ async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
   } catch (error) {
     if (error instanceof DomainError && error.kind === 'not_found') return fail(r, 'the email list was deleted during the import');
     if (error instanceof ImportFileError) return fail(r, error.message);
+    // A long read can lose its connection (the reader pauses while chunks are stored); one that got rows in
+    // reopens at once from the byte recorded. One that got none is failed, and the queue tries again later.
+    if (error instanceof StorageReadError && fromRow > r.rows_done) {
+      logger.info('import read interrupted; reading on from the recorded byte', describeError(error));
+      return { done: false };
+    }
     throw error;
   } finally {
     controller.abort();

@@ -6,10 +6,12 @@ import { claimJob, LEASE_MS } from '#shared/data/jobs';
 import { addChunk, CHUNK_ROWS, listImport } from '#shared/email/import-job';
 import { importSubject, type ImportPayload } from '#shared/email/imports';
 import { runJob } from '#shared/jobs/run';
+import { resetStorage } from '#shared/files/storage';
 import { handler as purgeWorker } from '../../functions/workers/purge.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
 import { eventually } from '../steps/eventually.ts';
+import { cuttingProxy } from '../steps/cutting-proxy.ts';
 import { jobEvent, jobOf, timePasses } from '../steps/jobs.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -168,6 +170,40 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     expect(done).toMatchObject({ status: 'completed', row_count: 250, accepted_count: 240, rejected_count: 10 });
     expect((await getList(list.id)).email_count).toBe(240);
     expect(await jobOf(ref)).toBeUndefined();
+  });
+
+  it('reads on from the recorded byte when storage closes the connection mid-file, adding every row once', async () => {
+    // Given a file of 1,000 addresses, uploaded
+    const list = await newList();
+    const rows = Array.from({ length: 1_000 }, (_, i) => `"Row, ${i}",reader${i}@example.com`);
+    const imp = await createImport(list.id);
+    await upload(imp, `name,email\n${rows.join('\n')}\n`);
+    // And storage reached through a connection that the first ranged read loses after 12 KB
+    const cutter = await cuttingProxy(new URL(process.env.AWS_ENDPOINT_URL_S3!), 12_000);
+    const endpoint = process.env.AWS_ENDPOINT_URL_S3;
+    process.env.AWS_ENDPOINT_URL_S3 = cutter.url;
+    resetStorage();
+    try {
+      // When a worker runs the job
+      const record = await claimJob({ accountId: t.accountId, subject: importSubject(imp.id) }, 'cut-read');
+      const job = { ...record!, kind: listImport.name, payload: { listId: list.id, importId: imp.id }, chain: 'cut-read' };
+      expect(await runJob(listImport, job, Date.now() + 60_000)).toBe('done');
+    } finally {
+      process.env.AWS_ENDPOINT_URL_S3 = endpoint;
+      resetStorage();
+      await cutter.stop();
+    }
+    // Then the read was cut once and opened again further on
+    expect(cutter.cut).toBe(1);
+    expect(cutter.ranges.length).toBeGreaterThanOrEqual(2);
+    // And the import completed with every row added once
+    expect((await show(list.id, imp.id)).body).toMatchObject({
+      status: 'completed',
+      row_count: 1_000,
+      accepted_count: 1_000,
+      rejected_count: 0,
+    });
+    expect((await getList(list.id)).email_count).toBe(1_000);
   });
 
   it('refuses a body with parameters and an unknown list', async () => {
