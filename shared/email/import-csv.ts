@@ -1,6 +1,6 @@
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import type { ReadableStream as WebStream } from 'node:stream/web';
-import { parse, type Info } from 'csv-parse';
+import type { Info } from 'csv-parse';
 
 /**
  * Reading an import's CSV, streamed: csv-parse (RFC 4180 quoting, a
@@ -67,7 +67,15 @@ interface ParsedRow {
   info: Info;
 }
 
-function rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: number): AsyncIterable<ParsedRow> {
+/**
+ * csv-parse, imported by the first file read rather than with the bundle: the
+ * purge worker runs every kind of job, and most of its cold starts read no
+ * file (docs/performance.md, Cold start).
+ */
+let csvParse: Promise<typeof import('csv-parse')> | undefined;
+
+async function* rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: number): AsyncGenerator<ParsedRow> {
+  const { parse } = await (csvParse ??= import('csv-parse'));
   const source = Readable.fromWeb(body);
   const check = new Utf8Check(maxBytes);
   const parser = parse(parserOptions(bom));
@@ -75,17 +83,15 @@ function rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: number): As
   source.on('error', (error) => check.destroy(new StorageReadError(error.message, { cause: error })));
   check.on('error', (error) => parser.destroy(error));
   source.pipe(check).pipe(parser);
-  return (async function* () {
-    try {
-      for await (const row of parser as AsyncIterable<ParsedRow>) yield row;
-    } catch (error) {
-      if (error instanceof ImportFileError || error instanceof StorageReadError) throw error;
-      const code = (error as { code?: string }).code;
-      // csv-parse's errors name the line and what it found there.
-      if (code?.startsWith('CSV_')) throw new ImportFileError(`the file is not a valid CSV: ${(error as Error).message}`);
-      throw error;
-    }
-  })();
+  try {
+    for await (const row of parser as AsyncIterable<ParsedRow>) yield row;
+  } catch (error) {
+    if (error instanceof ImportFileError || error instanceof StorageReadError) throw error;
+    const code = (error as { code?: string }).code;
+    // csv-parse's errors name the line and what it found there.
+    if (code?.startsWith('CSV_')) throw new ImportFileError(`the file is not a valid CSV: ${(error as Error).message}`);
+    throw error;
+  }
 }
 
 const isEmailHeader = (cell: string) => cell.toLowerCase() === 'email';
