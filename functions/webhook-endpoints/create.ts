@@ -2,10 +2,11 @@ import { platformEndpoint } from '#shared/http/messaging';
 import { createWebhookBody } from '#shared/http/platform-schemas';
 import { parseEventTypes, presentWebhookEndpoint } from '#shared/webhooks/manage';
 import { createWebhook } from '#shared/webhooks/subscribe';
+import { idempotent } from '#shared/http/idempotency';
 
 /** The secret is shown in this answer only: an idempotent replay answers the same endpoint without it. */
 export const handler = platformEndpoint(
-  { body: createWebhookBody, idempotent: true, secretFields: ['secret'] },
+  { body: createWebhookBody, idempotent: idempotent(), secretFields: ['secret'] },
   async ({ caller, body, idempotency }) => {
     const { webhook, secret } = await createWebhook(caller.accountId, body.url, parseEventTypes(body.enabled_events), 'url', idempotency);
     return { status: 201, body: presentWebhookEndpoint(webhook, secret) };

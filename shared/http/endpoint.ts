@@ -3,12 +3,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as v from 'valibot';
 import type { Caller, Principal } from '#shared/data/tokens';
 import type { MediaType } from '#shared/http/body';
-import { badRequest } from '#shared/http/errors';
 import type { PathId } from '#shared/http/path-ids';
 import type { Hold } from '#shared/data/idempotency';
-import { userScopedKey, withIdempotency } from '#shared/http/idempotency';
+import type { Idempotency } from '#shared/http/idempotency';
 import { authenticate, type CredentialKind } from '#shared/http/authenticate';
-import { errorEnvelope, header, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
+import { errorEnvelope, parseInput, requestContext, type AuthedContext } from '#shared/http/middleware';
 import { json } from '#shared/http/response';
 import type { Schema } from '#shared/http/validation';
 import { instrumented } from '#shared/util/invocation';
@@ -51,12 +50,8 @@ export interface EndpointSpec<B, Q, P = undefined, K extends CredentialKind = 'u
   path?: PathId<P>;
   /** Accepted body encodings (the messaging API takes both). */
   media?: readonly MediaType[];
-  /**
-   * Honour the Idempotency-Key header (creates). `per-user`: keys are the
-   * token's user's (account and contact), so a replay never answers one user
-   * with another's record.
-   */
-  idempotent?: boolean | 'per-user';
+  /** Honour the Idempotency-Key header (creates): `idempotent()` or `idempotent('per-user')` from `#shared/http/idempotency`. */
+  idempotent?: Idempotency;
   /**
    * Fields of the answer that hold a credential shown only once (a token, a
    * webhook secret): never written to the idempotency record, so a replay
@@ -100,13 +95,7 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>, P
       return json(reply.status ?? 200, reply.body);
     };
     if (!spec.idempotent) return execute();
-    const key = header(event, 'idempotency-key');
-    if (key === undefined) return execute();
-    if (key.length === 0 || key.length > 255) {
-      throw badRequest('Idempotency-Key must be 1 to 255 characters', 'Idempotency-Key');
-    }
-    const scoped = spec.idempotent === 'per-user' && principal ? userScopedKey(principal, key) : key;
-    return withIdempotency(caller.accountId, scoped, JSON.stringify([event.httpMethod, event.path, body]), execute, spec.secretFields);
+    return spec.idempotent.run({ event, accountId: caller.accountId, principal, body }, execute, spec.secretFields);
   };
 
   const handler = instrumented(

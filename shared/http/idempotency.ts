@@ -1,4 +1,4 @@
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -8,11 +8,40 @@ import {
 } from '#shared/data/idempotency';
 import type { Principal } from '#shared/data/tokens';
 import { conflict, DomainError } from '#shared/errors';
-import { unprocessable } from '#shared/http/errors';
+import { badRequest, unprocessable } from '#shared/http/errors';
+import { header } from '#shared/http/middleware';
 import { describeError, logger } from '#shared/util/logger';
 
 /** A key as one user of the account holds it: other users' equal keys are other keys. */
 export const userScopedKey = (principal: Principal, key: string) => `${principal.contactId}\n${key}`;
+
+/** How an endpoint honours the Idempotency-Key header (`idempotent` in its spec). */
+export interface Idempotency {
+  run(
+    request: { event: APIGatewayProxyEvent; accountId: string; principal: Principal | undefined; body: unknown },
+    execute: (hold?: Hold) => Promise<APIGatewayProxyResult>,
+    secretFields: readonly string[] | undefined,
+  ): Promise<APIGatewayProxyResult>;
+}
+
+/**
+ * An endpoint that honours the Idempotency-Key header (the creates). `per-user`:
+ * keys are the token's user's (account and contact), so a replay never
+ * answers one user with another's record. Given in the endpoint's spec rather
+ * than as a flag, so that only these endpoints' bundles carry this module
+ * and the idempotency records' data layer (docs/performance.md, Cold start).
+ */
+export const idempotent = (scope: 'account' | 'per-user' = 'account'): Idempotency => ({
+  run({ event, accountId, principal, body }, execute, secretFields) {
+    const key = header(event, 'idempotency-key');
+    if (key === undefined) return execute();
+    if (key.length === 0 || key.length > 255) {
+      throw badRequest('Idempotency-Key must be 1 to 255 characters', 'Idempotency-Key');
+    }
+    const scoped = scope === 'per-user' && principal ? userScopedKey(principal, key) : key;
+    return withIdempotency(accountId, scoped, JSON.stringify([event.httpMethod, event.path, body]), execute, secretFields);
+  },
+});
 
 /**
  * Runs `execute` once per (account, key): a replay within the window gets the

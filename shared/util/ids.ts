@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { encodeTime, monotonicFactory } from 'ulid';
 
-/** Time-sortable ids: lexical order of the body equals creation order. */
-const ulid = monotonicFactory();
+/** Time-sortable ids: lexical order of the body equals creation order. Pure, so a bundle that makes no id carries no ulid. */
+const ulid = /* @__PURE__ */ monotonicFactory();
 
 export type IdPrefix = 'acct' | 'ct' | 'grp' | 'conv' | 'msg' | 'att' | 'tok' | 'tkn' | 'key' | 'evt' | 'whk' | 'file' | 'imp' | 'exp';
 

@@ -63,11 +63,11 @@ function contentsOf(handler: string): Contents {
 }
 
 const functions = [
-  ...routes.map((r) => ({ handler: r.handler, validates: r.validates ?? false, table: r.table })),
-  { handler: authorizer.handler, validates: false, table: authorizer.table },
-  { handler: fallback.handler, validates: false, table: undefined },
-  ...workers.map((w) => ({ handler: w.handler, validates: w.validates ?? false, table: w.table })),
-  ...schedules.map((s) => ({ handler: s.handler, validates: false, table: s.table })),
+  ...routes.map((r) => ({ handler: r.handler, validates: r.validates ?? false, table: r.table, reads: r.method === 'GET' })),
+  { handler: authorizer.handler, validates: false, table: authorizer.table, reads: false },
+  { handler: fallback.handler, validates: false, table: undefined, reads: false },
+  ...workers.map((w) => ({ handler: w.handler, validates: w.validates ?? false, table: w.table, reads: false })),
+  ...schedules.map((s) => ({ handler: s.handler, validates: false, table: s.table, reads: false })),
 ];
 
 const run = promisify(execFile);
@@ -82,12 +82,13 @@ const matching = (inputs: string[], pattern: RegExp) => [...new Set(inputs.filte
  * SOCKS client with the first probe through a proxy, the mailbox probe
  * (SMTP dialog and verdicts) with the first validation under SMTP_PROBE=rcpt,
  * Powertools Metrics with the first invocation that records a metric, the
- * SQS client with the first message sent.
+ * SQS client with the first message sent, the CSV parser with the first
+ * import file read.
  */
 const RARELY_NEEDED =
-  /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics|@aws-sdk\/client-sqs|@aws-sdk\/middleware-sdk-sqs)\/|validator\/(mailbox-probe|mailbox-verdict|smtp-dialog)\.ts/;
+  /node_modules\/(qs|side-channel|object-inspect|get-intrinsic|socks|ip-address|smart-buffer|@aws-lambda-powertools\/metrics|@aws-sdk\/client-sqs|@aws-sdk\/middleware-sdk-sqs|csv-parse)\/|validator\/(mailbox-probe|mailbox-verdict|smtp-dialog)\.ts/;
 
-describe.each(functions)('the bundle of $handler', ({ handler, table, validates }) => {
+describe.each(functions)('the bundle of $handler', ({ handler, table, validates, reads }) => {
   const contents = contentsOf(handler);
 
   it('reads no rarely needed code at init', () => {
@@ -123,6 +124,10 @@ describe.each(functions)('the bundle of $handler', ({ handler, table, validates 
 
   it("imports node:http only on first use: its module namespace loads Node's bundled undici, a third of an import on Node 24", () => {
     expect(contents.eagerCode.match(/(from|import)\s*"(node:)?http"/)?.[0] ?? 'none').toBe('none');
+  });
+
+  it.runIf(reads)('carries no idempotency records: only the endpoints whose spec is `idempotent()` do', () => {
+    expect(matching(contents.all, /shared\/(data|http)\/idempotency\.ts/)).toEqual([]);
   });
 
   it('carries no zod (request and item schemas are valibot)', () => {
