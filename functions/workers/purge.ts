@@ -1,4 +1,4 @@
-import { listImport } from '#shared/email/import-job';
+import { listImport } from '#shared/email/list-import';
 import { listExport } from '#shared/email/export-job';
 import { fileRelease } from '#shared/files/release';
 import { jobWorker } from '#shared/jobs/worker';

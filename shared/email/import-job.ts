@@ -1,4 +1,3 @@
-import * as v from 'valibot';
 import { claimIdempotencyKey, completeIdempotencyKey, interruptIdempotencyKey, type Hold } from '#shared/data/idempotency';
 import {
   advanceImport,
@@ -12,10 +11,10 @@ import {
 import { DomainError } from '#shared/errors';
 import { addToList } from '#shared/email/add-to-list';
 import { csvRows, ImportFileError, inspectCsv, MAX_IMPORT_BYTES, StorageReadError } from '#shared/email/import-csv';
-import { importObjectKey, importSubject, UPLOAD_POLL_MS, type ImportPayload } from '#shared/email/imports';
+import { importObjectKey, UPLOAD_POLL_MS, type ImportPayload } from '#shared/email/imports';
 import { readObject } from '#shared/files/object-reads';
 import { deleteObject, objectSize } from '#shared/files/storage';
-import type { Job, JobKind, Step } from '#shared/jobs/kind';
+import type { Job, Step } from '#shared/jobs/kind';
 import { nowSeconds } from '#shared/util/ids';
 import { describeError, logger } from '#shared/util/logger';
 
@@ -149,26 +148,22 @@ async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
   }
 }
 
-export const listImport: JobKind<ImportPayload> = {
-  name: 'list-import',
-  payload: /* @__PURE__ */ (() => v.object({ listId: v.pipe(v.number(), v.safeInteger()), importId: v.string() }))(),
-  subject: (p) => importSubject(p.importId),
-  async step(job: Job<ImportPayload>, deadline: number): Promise<Step> {
-    const r = await getImport(job.accountId, job.payload.listId, job.payload.importId);
-    if (!r || r.status === 'completed' || r.status === 'error') return { done: true };
-    if (r.status === 'awaiting_upload') {
-      if ((await objectSize(importObjectKey(r.account_id, r.id))) === undefined) {
-        if (nowSeconds() > r.upload_expires_at + UPLOAD_GRACE_SECONDS) return fail(r, 'no file was uploaded within an hour');
-        return { done: false, againAtMs: Date.now() + UPLOAD_POLL_MS };
-      }
-      await markImporting(r);
-      r.status = 'importing';
+/** One run of a `list-import` job (`listImport` in shared/email/list-import.ts, which imports this module on the first run). */
+export async function importStep(job: Job<ImportPayload>, deadline: number): Promise<Step> {
+  const r = await getImport(job.accountId, job.payload.listId, job.payload.importId);
+  if (!r || r.status === 'completed' || r.status === 'error') return { done: true };
+  if (r.status === 'awaiting_upload') {
+    if ((await objectSize(importObjectKey(r.account_id, r.id))) === undefined) {
+      if (nowSeconds() > r.upload_expires_at + UPLOAD_GRACE_SECONDS) return fail(r, 'no file was uploaded within an hour');
+      return { done: false, againAtMs: Date.now() + UPLOAD_POLL_MS };
     }
-    if (r.row_count === null) {
-      const ended = await inspect(r);
-      if (ended) return ended;
-      if (Date.now() > deadline) return { done: false };
-    }
-    return importRows(r, deadline);
-  },
-};
+    await markImporting(r);
+    r.status = 'importing';
+  }
+  if (r.row_count === null) {
+    const ended = await inspect(r);
+    if (ended) return ended;
+    if (Date.now() > deadline) return { done: false };
+  }
+  return importRows(r, deadline);
+}

@@ -60,8 +60,7 @@ describe('what the handlers load at import', () => {
       'webhook-endpoints/create',
       'webhook-endpoints/update',
       'workers/deliver-webhooks',
-      // An import adds its rows as addresses: their syntax check (shared/email/import-job.ts).
-      'workers/purge',
+      // The purge worker's imports check their rows' syntax in the import's run, loaded by its first import (shared/email/list-import.ts).
       'workers/validate-emails',
     ]);
   });
