@@ -6,6 +6,9 @@
  * next page) and one strong BatchGetItem of the page's messages from their
  * thread, answered as JSON ids and texts. No validation, no authorizer,
  * no presentation: the yardstick the real handler's warm latency is divided by.
+ *
+ * `oneQuery`: the least for a layout whose entries carry their messages (no
+ * BatchGetItem: the page is the Query), answered from the entries as read.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +17,7 @@ import { hashToken } from '#shared/data/tokens';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 
-export async function startIdealServer(): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startIdealServer({ oneQuery = false } = {}): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = createServer(async (req, res) => {
     // Read to the end first, as any server does: answering before the request is consumed stalls keep-alive.
     for await (const _ of req);
@@ -41,21 +44,22 @@ export async function startIdealServer(): Promise<{ url: string; stop: () => Pro
       }),
     );
     const entries = (page.Items ?? []).slice(1, 11);
-    const contents = entries.length
-      ? await db().send(
-          new BatchGetCommand({
-            RequestItems: {
-              [tableName()]: {
-                Keys: entries.map((e) =>
-                  keys.threadMessage.key({ acct: owner.accountId, thread: e.thread as string, msg: e.id as string }),
-                ),
-                ConsistentRead: true,
+    const contents =
+      entries.length && !oneQuery
+        ? await db().send(
+            new BatchGetCommand({
+              RequestItems: {
+                [tableName()]: {
+                  Keys: entries.map((e) =>
+                    keys.threadMessage.key({ acct: owner.accountId, thread: e.thread as string, msg: e.id as string }),
+                  ),
+                  ConsistentRead: true,
+                },
               },
-            },
-          }),
-        )
-      : undefined;
-    const data = (contents?.Responses?.[tableName()] ?? []).map((item) => ({ id: item.id, message: item.message }));
+            }),
+          )
+        : undefined;
+    const data = (oneQuery ? entries : (contents?.Responses?.[tableName()] ?? [])).map((item) => ({ id: item.id, message: item.message }));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ has_more: true, data }));
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));

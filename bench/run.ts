@@ -94,6 +94,7 @@ async function load(url: string, token: string, title: string, options: Partial<
 async function api(): Promise<Row[]> {
   const stack = await startLocalRuntime({ messagingPort: 0, emailPort: null, workers: false, rateLimits: false });
   const ideal = await startIdealServer();
+  const oneQuery = await startIdealServer({ oneQuery: true });
   try {
     const demo = await seedDemo();
     const base = stack.messagingUrl!;
@@ -106,11 +107,12 @@ async function api(): Promise<Row[]> {
     }
     const page = `/v1/messages?conversation_id=${conv.id}&limit=10`;
     // A warm-up round each (not counted), then rounds alternated, so a slower minute of this shared machine weighs on both sides.
-    const latency = { ideal: 0, real: 0 };
+    const latency = { ideal: 0, oneQuery: 0, real: 0 };
+    const urls = { ideal: ideal.url, oneQuery: oneQuery.url, real: base };
     for (let round = 0; round <= 3; round++) {
-      for (const side of ['ideal', 'real'] as const) {
+      for (const side of ['ideal', 'oneQuery', 'real'] as const) {
         const result = await autocannon({
-          url: `${side === 'ideal' ? ideal.url : base}${page}`,
+          url: `${urls[side]}${page}`,
           connections: CONNECTIONS,
           duration: round === 0 ? 1 : DURATION_SECONDS,
           headers: { authorization: `Bearer ${demo.token}` },
@@ -124,6 +126,10 @@ async function api(): Promise<Row[]> {
         what: 'GET /v1/messages?conversation_id (10 per page), warm mean latency over an ideal server (token GetItem, Query of 12, BatchGetItem of the 10 messages; same DynamoDB Local)',
         value: `${(latency.real / latency.ideal).toFixed(2)}× (target ≤ ${MESSAGES_PAGE_TARGET})`,
       },
+      {
+        what: 'The same page over the one-Query ideal (token GetItem, Query of 12; what a page costs when the entries carry their messages)',
+        value: `${(latency.real / latency.oneQuery).toFixed(2)}× (target ≤ ${MESSAGES_PAGE_TARGET}); the two ideals: ${(latency.ideal / latency.oneQuery).toFixed(2)}×`,
+      },
       await load(`${base}/v1/messages`, demo.token, 'POST /v1/messages (send)', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -133,6 +139,7 @@ async function api(): Promise<Row[]> {
     ];
   } finally {
     await ideal.stop();
+    await oneQuery.stop();
     await stack.stop();
   }
 }
@@ -246,20 +253,24 @@ function mailboxProbeRows(): Row[] {
   ];
 }
 
-// `--cold`, `--api`, `--cost` and `--smtp` run one part alone (while working on it); --write needs the whole run.
+// `--cold`, `--api`, `--cost` and `--smtp` run one part alone (while working on it), `--messaging` only the messaging API's
+// page and load rows; --write needs the whole run.
 const only = process.argv.includes('--cold')
   ? 'cold'
-  : process.argv.includes('--api')
-    ? 'api'
-    : process.argv.includes('--cost')
-      ? 'cost'
-      : process.argv.includes('--smtp')
-        ? 'smtp'
-        : undefined;
+  : process.argv.includes('--messaging')
+    ? 'messaging'
+    : process.argv.includes('--api')
+      ? 'api'
+      : process.argv.includes('--cost')
+        ? 'cost'
+        : process.argv.includes('--smtp')
+          ? 'smtp'
+          : undefined;
 if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold, --api, --cost or --smtp)');
 const cold = only === undefined || only === 'cold' ? await coldStarts() : undefined;
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
+  ...(only === 'messaging' ? await api() : []),
   ...(only === undefined || only === 'api'
     ? [
         ...(await api()),
