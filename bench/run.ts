@@ -266,7 +266,8 @@ const only = process.argv.includes('--cold')
         : process.argv.includes('--smtp')
           ? 'smtp'
           : undefined;
-if (only && process.argv.includes('--write')) throw new Error('--write needs the whole benchmark (no --cold, --api, --cost or --smtp)');
+if (only && process.argv.includes('--write'))
+  throw new Error('--write needs the whole benchmark (no --cold, --messaging, --api, --cost or --smtp)');
 const cold = only === undefined || only === 'cold' ? await coldStarts() : undefined;
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
