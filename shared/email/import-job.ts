@@ -137,7 +137,7 @@ async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
     if (error instanceof DomainError && error.kind === 'not_found') return fail(r, 'the email list was deleted during the import');
     if (error instanceof ImportFileError) return fail(r, error.message);
     // A long read can lose its connection (the reader pauses while chunks are stored); one that got rows in
-    // reopens at once from the byte recorded. One that got none is failed, and the queue tries again later.
+    // reopens at once from the byte recorded. One that got none fails this run, and the queue tries again later.
     if (error instanceof StorageReadError && fromRow > r.rows_done) {
       logger.info('import read interrupted; reading on from the recorded byte', describeError(error));
       return { done: false };

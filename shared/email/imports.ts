@@ -16,11 +16,12 @@ import { describeError, logger } from '#shared/util/logger';
 
 /**
  * CSV imports into an email list (the requests; the work is the
- * `list-import` job, shared/email/import-job.ts). The import is recorded
- * with its job, due a little later and held by no chain: nothing tells
- * this service when a presigned upload completes (an S3 event notification
- * would add resources to a stack at its budget, and would work differently
- * under the local server), so the job looks for the object and, while it
+ * `list-import` job, shared/email/list-import.ts, whose run is
+ * shared/email/import-job.ts). The import is recorded with its job,
+ * due a little later and held by no chain: nothing tells this service
+ * when a presigned upload completes (an S3 event notification would add
+ * resources to a stack at its budget, and would work differently under
+ * the local server), so the job looks for the object and, while it
  * is absent, lets itself go for another 15 s; the sweeper's minute pass
  * brings it back. A GET that finds the object starts it at once.
  */

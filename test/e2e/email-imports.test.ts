@@ -187,6 +187,7 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     try {
       // When a worker runs the job
       const record = await claimJob({ accountId: t.accountId, subject: importSubject(imp.id) }, 'cut-read');
+      expect(record).toBeDefined();
       const job = { ...record!, kind: listImport.name, payload: { listId: list.id, importId: imp.id }, chain: 'cut-read' };
       expect(await runJob(listImport, job, Date.now() + 60_000)).toBe('done');
     } finally {

@@ -130,6 +130,13 @@ describe.each(functions)('the bundle of $handler', ({ handler, table, validates,
     expect(matching(contents.all, /shared\/(data|http)\/idempotency\.ts/)).toEqual([]);
   });
 
+  it("carries a list import's run (reading the CSV, adding its rows) only in the purge worker, which loads it with its first import", () => {
+    const importRun = /shared\/email\/import-(job|csv)\.ts/;
+    expect(matching(contents.eager, importRun)).toEqual([]);
+    if (handler !== 'workers/purge') expect(matching(contents.all, importRun)).toEqual([]);
+    else expect(matching(contents.all, importRun)).toHaveLength(2);
+  });
+
   it('carries no zod (request and item schemas are valibot)', () => {
     expect(matching(contents.all, /node_modules\/zod\//)).toEqual([]);
   });

@@ -5,7 +5,7 @@ export interface CuttingProxy {
   url: string;
   /** The Range header of every GET that asked for one, in order. */
   ranges: string[];
-  /** How many answers were cut. */
+  /** How many answers were cut short (the body reached `afterBytes` before it ended). */
   cut: number;
   stop(): Promise<void>;
 }
@@ -18,12 +18,12 @@ export interface CuttingProxy {
  * mid-file.
  */
 export async function cuttingProxy(target: URL, afterBytes: number): Promise<CuttingProxy> {
-  const state = { ranges: [] as string[], cut: 0 };
+  const state = { ranges: [] as string[], cut: 0, chosen: false };
   const server = http.createServer((req, res) => {
     const range = req.method === 'GET' ? req.headers.range : undefined;
     if (range) state.ranges.push(range);
-    const cutThis = range !== undefined && state.cut === 0;
-    if (cutThis) state.cut++;
+    const cutThis = range !== undefined && !state.chosen;
+    if (cutThis) state.chosen = true;
     const upstream = http.request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
@@ -37,6 +37,7 @@ export async function cuttingProxy(target: URL, afterBytes: number): Promise<Cut
           if (sent < afterBytes) return void res.write(chunk);
           // The last bytes reach the client before the connection goes.
           answer.destroy();
+          state.cut++;
           res.write(chunk.subarray(0, room), () => res.socket?.destroy());
         });
         answer.on('end', () => res.end());
