@@ -78,12 +78,24 @@ interface Started {
  * By default the line `npm start` execs (START_LINE); `viaNpm` runs the real `npm start` (npm, its shell, node), `machineNode` with
  * that Node first on PATH, as on a machine that has only it.
  */
+/** `n` distinct free ports, none of `taken`: the system can hand out a port it has just freed again, and npm start refuses two services on one port. */
+async function distinctFreePorts(n: number, taken: Iterable<number> = []): Promise<number[]> {
+  const seen = new Set(taken);
+  const ports: number[] = [];
+  for (let tries = 0; ports.length < n && tries < 100 * n; tries++) {
+    const port = await freePort();
+    if (!seen.has(port)) ports.push(port);
+    seen.add(port);
+  }
+  if (ports.length < n) throw new Error(`found ${ports.length} distinct free ports of ${n}`);
+  return ports;
+}
+
 async function startStack(
   args: string[] = [],
   options: { viaNpm?: boolean; machineNode?: string; ports?: Started['ports'] } = {},
 ): Promise<Started> {
-  const ports = new Set<number>();
-  while (ports.size < 6) ports.add(await freePort());
+  const ports = await distinctFreePorts(6);
   const [messagingPort, dynamoPort, sqsPort, emailPort, realtimePort, s3Port] = options.ports
     ? [
         options.ports.MESSAGING_PORT,
@@ -439,9 +451,9 @@ describe('npm start and the admin command line', () => {
       "DNS_SERVERS must be a comma-separated list of 'ip' or 'ip:port' ('[ipv6]:port'), got 'dns.google' in 'dns.google'",
     ],
   ])('refuses to start with %s=%s, in one line naming it', async (name, value, message) => {
-    const ports: Record<string, string> = {};
-    for (const port of ['MESSAGING_PORT', 'EMAIL_PORT', 'REALTIME_PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'S3_PORT'])
-      ports[port] = String(await freePort());
+    const names = ['MESSAGING_PORT', 'EMAIL_PORT', 'REALTIME_PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'S3_PORT'];
+    const free = await distinctFreePorts(names.length);
+    const ports = Object.fromEntries(names.map((port, i) => [port, String(free[i])]));
     const proc = spawn(process.execPath, START_LINE, {
       cwd: ROOT,
       env: childEnv({ ...ports, [name]: value }),
@@ -609,8 +621,9 @@ describe('npm start and the admin command line', () => {
 
       // A second start on the same ports: one line naming the port and its variable, nothing started.
       for (const name of ['MESSAGING_PORT', 'DYNAMODB_PORT', 'S3_PORT'] as const) {
-        const others: Record<string, string> = {};
-        for (const other of Object.keys(stack.ports)) if (other !== name) others[other] = String(await freePort());
+        const names = Object.keys(stack.ports).filter((other) => other !== name);
+        const free = await distinctFreePorts(names.length, Object.values(stack.ports));
+        const others = Object.fromEntries(names.map((other, i) => [other, String(free[i])]));
         const second = spawn(process.execPath, START_LINE, {
           cwd: ROOT,
           env: childEnv({ ...others, [name]: String(stack.ports[name]) }),
