@@ -38,16 +38,9 @@ export interface ThroughputResult {
 
 export async function emailThroughput(): Promise<ThroughputResult> {
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
-  return withEmailStack(domains, async ({ base, headers, dns }) => {
+  return withEmailStack(domains, async ({ base, headers, dns, untilCompleted }) => {
     // DynamoDB Local's JVM is several times slower until warm: warm both paths up, then time the floor on either side of the path.
-    const completed = async (list: number) => {
-      let current = { status: '', email_count: 0 };
-      for (const until = performance.now() + 600_000; current.status !== 'completed' && performance.now() < until;) {
-        current = (await (await fetch(`${base}/api/v1/emailList/${list}`, { headers })).json()) as typeof current;
-        if (current.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
-      }
-      return current;
-    };
+    const completed = (list: number) => untilCompleted(list, 600_000);
     await batchWriteFloorSeconds(1_000, DOMAINS);
     await completed(await addAll(base, headers, 10, 'warm'));
     const floorBefore = await batchWriteFloorSeconds(ADDRESSES, DOMAINS);

@@ -16,6 +16,14 @@ export interface EmailBench {
   base: string;
   headers: Record<string, string>;
   dns: DnsServer;
+  /** Polls the list every 100 ms until it is `completed` or `timeoutMs` has passed; answers it as last read. */
+  untilCompleted(listId: number, timeoutMs: number): Promise<ListShown>;
+}
+
+/** What the benches read of a list. */
+export interface ListShown {
+  status: string;
+  email_count: number;
 }
 
 /** Runs `bench` against a fresh local runtime whose `domains` resolve on loopback; stops it all afterwards. */
@@ -25,11 +33,17 @@ export async function withEmailStack<T>(domains: string[], bench: (b: EmailBench
   const stack = await startLocalRuntime({ messagingPort: null, emailPort: 0, rateLimits: false });
   try {
     const demo = await seedDemo();
-    return await bench({
-      base: stack.emailUrl!,
-      headers: { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' },
-      dns,
-    });
+    const base = stack.emailUrl!;
+    const headers = { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' };
+    const untilCompleted = async (listId: number, timeoutMs: number) => {
+      let current: ListShown = { status: '', email_count: 0 };
+      for (const until = performance.now() + timeoutMs; current.status !== 'completed' && performance.now() < until;) {
+        current = (await (await fetch(`${base}/api/v1/emailList/${listId}`, { headers })).json()) as ListShown;
+        if (current.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
+      }
+      return current;
+    };
+    return await bench({ base, headers, dns, untilCompleted });
   } finally {
     await stack.stop();
     await dns.stop();

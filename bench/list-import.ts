@@ -43,7 +43,7 @@ async function peakGrowth<T>(run: () => Promise<T>): Promise<{ result: T; mb: nu
 
 export async function listImport(): Promise<ListImportResult> {
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.bench`);
-  return withEmailStack(domains, async ({ base, headers }) => {
+  return withEmailStack(domains, async ({ base, headers, untilCompleted }) => {
     const json = async (path: string, init?: RequestInit) => {
       const res = await fetch(`${base}${path}`, { headers, ...init });
       if (!res.ok) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
@@ -66,10 +66,9 @@ export async function listImport(): Promise<ListImportResult> {
           if (shown.status === 'error') throw new Error(`import failed: ${JSON.stringify(shown.error)}`);
           if (shown.status !== 'completed') await new Promise((r) => setTimeout(r, 200));
         }
-        for (let current: Record<string, unknown> = {}; current.status !== 'completed';) {
-          current = await json(`/api/v1/emailList/${list.id}`);
-          if (current.status !== 'completed') await new Promise((r) => setTimeout(r, 200));
-        }
+        const validated = await untilCompleted(Number(list.id), 3_600_000);
+        if (shown.status !== 'completed' || validated.status !== 'completed')
+          throw new Error(`import ${shown.status}, list ${validated.status}`);
         return shown;
       });
       return { seconds: (performance.now() - started) / 1000, accepted: Number(result.accepted_count), mb };
