@@ -67,15 +67,10 @@ interface ParsedRow {
   info: Info;
 }
 
-/**
- * csv-parse, imported by the first file read rather than with the bundle: the
- * purge worker runs every kind of job, and most of its cold starts read no
- * file (docs/performance.md, Cold start).
- */
-let csvParse: Promise<typeof import('csv-parse')> | undefined;
-
 async function* rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: number): AsyncGenerator<ParsedRow> {
-  const { parse } = await (csvParse ??= import('csv-parse'));
+  // Imported by the first file read, not with the bundle (Node keeps the module): the purge worker runs every kind
+  // of job, and most of its cold starts read no file (docs/performance.md, Cold start).
+  const { parse } = await import('csv-parse');
   const source = Readable.fromWeb(body);
   const check = new Utf8Check(maxBytes);
   const parser = parse(parserOptions(bom));
