@@ -255,19 +255,10 @@ function mailboxProbeRows(): Row[] {
 
 // `--cold`, `--api`, `--cost` and `--smtp` run one part alone (while working on it), `--messaging` only the messaging API's
 // page and load rows; --write needs the whole run.
-const only = process.argv.includes('--cold')
-  ? 'cold'
-  : process.argv.includes('--messaging')
-    ? 'messaging'
-    : process.argv.includes('--api')
-      ? 'api'
-      : process.argv.includes('--cost')
-        ? 'cost'
-        : process.argv.includes('--smtp')
-          ? 'smtp'
-          : undefined;
+const PARTS = ['cold', 'messaging', 'api', 'cost', 'smtp'] as const;
+const only = PARTS.find((part) => process.argv.includes(`--${part}`));
 if (only && process.argv.includes('--write'))
-  throw new Error('--write needs the whole benchmark (no --cold, --messaging, --api, --cost or --smtp)');
+  throw new Error(`--write needs the whole benchmark (no ${PARTS.map((p) => `--${p}`).join(', ')})`);
 const cold = only === undefined || only === 'cold' ? await coldStarts() : undefined;
 const rows = [
   ...(cold ? coldStartRows(cold) : []),
