@@ -142,7 +142,7 @@ export interface paths {
     put?: never;
     /**
      * Create a contact
-     * @description A new contact of the account: a user of the app, who can then be given a token (`POST /v1/contacts/{id}/tokens`), be talked to and be added to groups. `username` is required (1 to 64 characters) and unique in the account ignoring case: another live contact with the same username, in any case, is a `409` `username_taken` (the username of a deleted contact is free again). `phone_number` is an E.164 number (`+14155550100`), `avatar_url` an `https` URL; either may be left out or sent empty (`null`). `last_active_at` is null until the contact sends a message.
+     * @description A new contact of the account: a user of the app, who can then be given a token (`POST /v1/contacts/{id}/tokens`), be talked to and be added to groups. `username` is required (1 to 64 characters) and unique in the account ignoring case: another live contact with the same username, in any case, is a `409` `username_taken` (the username of a deleted contact is free again). `phone_number` is an E.164 number (`+14155550100`), `avatar_url` an `https` URL; either may be left out or sent empty (`null`). `last_active_at` is null until the contact sends a message, then moves with their sends to the minute (a send within a minute of the last mark leaves it as it was).
      *
      *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing; the same key with different parameters is a `422`, and while the first request is still running a `409`. Keys are scoped to the account.
      */
@@ -934,7 +934,7 @@ export interface components {
       phone_number: string | null;
       /** @description URL of the contact's picture; null when none. */
       avatar_url: string | null;
-      /** @description When the contact last sent a message; null until then. */
+      /** @description When the contact last sent a message, to the minute (a send within a minute of the last mark leaves it); null until the first. */
       last_active_at: number | null;
       created_at: components['schemas']['Timestamp'];
     };
