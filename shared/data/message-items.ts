@@ -50,10 +50,14 @@ export interface Message {
   updated_at: number | null;
   /** Encoded size of the reactions and attachments (see shared/messaging/size.ts); only ever over-counts. */
   extras_bytes: number;
+  /** A one-to-one message whose two entries carry a copy of it (see `copyOf`); absent on older ones and in groups. */
+  copied?: boolean;
+  /** Read for a change of a copied message: the other participant's conversation holding it, null when they have none. */
+  peerConversationId?: string | null;
 }
 
-/** What a new message stores once, in its thread. */
-export type NewMessage = Omit<Message, 'conversation_id' | 'read_at' | 'updated_at' | 'reactions'>;
+/** What a new message stores once, in its thread; `sender_conversation_id` goes on the recipient's copy (their read marks reach the sender's). */
+export type NewMessage = Omit<Message, 'conversation_id' | 'read_at' | 'updated_at' | 'reactions'> & { sender_conversation_id?: string };
 
 /**
  * Stored reactions are a map from name to `[seq, contact, contact, ...]`:
@@ -112,6 +116,7 @@ const contentSchema = /* @__PURE__ */ (() =>
     created_at: v.number(),
     updated_at: v.nullish(v.number(), null),
     extras_bytes: v.optional(v.number(), 0),
+    copied: v.optional(v.boolean()),
   }))();
 
 /** A participant's entry: which of their conversations holds the message, and when they read it. */
@@ -140,6 +145,28 @@ export function asReadBy(reader: string, content: Record<string, unknown>, entry
   const m = parseItem(contentSchema, content);
   return { ...m, conversation_id: entry.conversation_id, read_at: m.contact_id === reader ? m.read_at : entry.read_at };
 }
+
+/**
+ * A one-to-one message as its participant's entry carries it: the fields
+ * every change writes to the thread's message and to both entries at once
+ * (shared/data/message-writes.ts), so a page is its Query alone. The
+ * sender's entry keeps the first read by the other participant as
+ * `first_read_at` (the thread's `read_at`).
+ */
+export const copyOf = (m: NewMessage, forSender: boolean) => ({
+  message: m.message,
+  reactions: {},
+  attachments: m.attachments,
+  extras_bytes: m.extras_bytes,
+  ...(forSender || m.sender_conversation_id === undefined ? {} : { sender_conversation_id: m.sender_conversation_id }),
+});
+
+/** Whether a stored entry carries its message. */
+export const carriesMessage = (item: Record<string, unknown>) => typeof item.message === 'string';
+
+/** The message from an entry that carries it, as that entry's participant reads it. */
+export const fromEntry = (reader: string, accountId: string, item: Record<string, unknown>): Message =>
+  asReadBy(reader, { ...item, account_id: accountId, read_at: item.first_read_at, copied: true }, toEntry(item));
 
 /** An entry (stored, or a change stream image) as read: its message id, thread, sender, conversation and read time. */
 export const toEntry = (item: Record<string, unknown>) => parseItem(entrySchema, item);

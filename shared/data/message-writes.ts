@@ -2,7 +2,8 @@ import { transactNamed, txUpdate, type NamedItems } from '#shared/db/batch';
 import { attr, update } from '#shared/db/expression';
 import { getItem, unlessConditionFails, updateItem } from '#shared/db/items';
 import type { Owner } from '#shared/db/keys';
-import { asReadBy, contentKeyOf, filesOf, type Attachment, type Message } from '#shared/data/message-items';
+import { asReadBy, contentKeyOf, entryKey, filesOf, locatorKey, type Attachment, type Message } from '#shared/data/message-items';
+import { otherInThread } from '#shared/data/conversations';
 
 /**
  * One name's part of an update, as a write that commutes with any other
@@ -36,7 +37,8 @@ export interface MessageWrite {
  * caps whatever ran concurrently; they only fail at a cap (or when the
  * message is gone). Answers the updated message, or 'failed' then.
  * With `also` (other items the change must move with, such as the files
- * its attachments name) it is one transaction, and a part of `also` that
+ * its attachments name), or copies of the message on a one-to-one
+ * thread's two entries, it is one transaction, and a part of `also` that
  * failed is answered by name.
  */
 export async function writeMessage(
@@ -45,12 +47,57 @@ export async function writeMessage(
   w: MessageWrite,
   also: NamedItems = [],
 ): Promise<Message | 'failed' | string[]> {
+  const copies = current.copied ? await copyParts(owner, current, w) : [];
+  const parts = [...copies, ...also];
+  if (parts.length > 0) {
+    let failed = await transactNamed([['message', txUpdate(contentKeyOf(current), changes(w, true))], ...parts], undefined, w.at);
+    // The other participant's entry went with their conversation (its locator may outlive it a moment): change the rest.
+    if (failed.length === 1 && failed[0] === 'copy:peer') {
+      const rest = parts.filter(([name]) => name !== 'copy:peer');
+      failed = await transactNamed([['message', txUpdate(contentKeyOf(current), changes(w, true))], ...rest], undefined, w.at);
+    }
+    if (failed.includes('message') || failed.includes('copy:own')) return 'failed';
+    if (failed.length > 0) return failed;
+  }
+  const out =
+    parts.length > 0
+      ? await getItem(contentKeyOf(current), true)
+      : await unlessConditionFails(updateItem(contentKeyOf(current), changes(w, true), 'ALL_NEW', w.at));
+  return out ? asReadBy(owner.contactId, out, current) : 'failed';
+}
+
+/**
+ * The same change to both entries of a one-to-one message that carry it,
+ * in the message's transaction: the copies move with the message or not at
+ * all. The other participant's entry is found by their locator (read with
+ * the message, `peerConversationId`); without one (their conversation
+ * deleted) only the writer's own is changed.
+ */
+async function copyParts(owner: Owner, current: Message, w: MessageWrite): Promise<NamedItems> {
+  const own: NamedItems = [['copy:own', txUpdate(entryKey(owner, current.conversation_id, current.id), changes(w, false))]];
+  const peer = otherInThread(current.thread, owner.contactId);
+  const conversationId =
+    current.peerConversationId !== undefined
+      ? current.peerConversationId
+      : peer && ((await getItem(locatorKey({ accountId: owner.accountId, contactId: peer }, current.id), true))?.conversation_id as string);
+  if (!peer || !conversationId) return own;
+  const peerEntry = entryKey({ accountId: owner.accountId, contactId: peer }, conversationId, current.id);
+  return [...own, ['copy:peer', txUpdate(peerEntry, changes(w, false))]];
+}
+
+/**
+ * The change as operations that commute with any other request's. `caps`:
+ * with the conditions that keep the limits (the thread's message, whose
+ * counts decide; a copy changes with it in one transaction, so it only
+ * needs to exist).
+ */
+function changes(w: MessageWrite, caps: boolean) {
   const write = update().set`updated_at = ${w.now}`.when`attribute_exists(pk)`;
   if (w.text !== undefined) write.set`${attr('message')} = ${w.text}`;
   if (w.reactions) {
     if (w.reactions.clearAll) write.set`reactions = ${{}}`;
     // Names first added by this request follow each other in request order.
-    const seq = Date.now() * 100;
+    const seq = w.at * 100;
     w.reactions.ops.forEach((op, i) => {
       const name = attr(op.name);
       if (op.kind === 'remove') write.remove`reactions.${name}`;
@@ -58,30 +105,21 @@ export async function writeMessage(
       else {
         write.set`reactions.${name} = list_append(if_not_exists(reactions.${name}, ${[seq + i]}), ${op.contacts})`;
         // The list holds the seq too: at most `contactsPerName` contacts after the append.
-        write.when`(attribute_not_exists(reactions.${name}) OR size(reactions.${name}) <= ${w.limits.contactsPerName + 1 - op.contacts.length})`;
+        if (caps) write.when`(attribute_not_exists(reactions.${name}) OR size(reactions.${name}) <= ${w.limits.contactsPerName + 1 - op.contacts.length})`;
       }
     });
-    if (w.reactions.namesAdded > 0) write.when`size(reactions) <= ${w.limits.names - w.reactions.namesAdded}`;
+    if (caps && w.reactions.namesAdded > 0) write.when`size(reactions) <= ${w.limits.names - w.reactions.namesAdded}`;
   }
   if (w.attachments?.clear) write.set`attachments = ${[]}`.remove`file_ids`;
   else if (w.attachments && w.attachments.append.length > 0) {
     write.set`attachments = list_append(attachments, ${w.attachments.append})`;
     const files = filesOf(w.attachments.append);
-    if (files.length > 0) write.add`file_ids ${new Set(files)}`;
-    write.when`size(attachments) <= ${w.limits.attachments - w.attachments.append.length}`;
+    if (caps && files.length > 0) write.add`file_ids ${new Set(files)}`;
+    if (caps) write.when`size(attachments) <= ${w.limits.attachments - w.attachments.append.length}`;
   }
   if (w.bytesDelta !== 0) {
     write.add`extras_bytes ${w.bytesDelta}`;
-    if (w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
+    if (caps && w.bytesDelta > 0) write.when`extras_bytes <= ${w.limits.extrasBytes - w.bytesDelta}`;
   }
-  if (also.length > 0) {
-    const failed = await transactNamed([['message', txUpdate(contentKeyOf(current), write)], ...also], undefined, w.at);
-    if (failed.includes('message')) return 'failed';
-    if (failed.length > 0) return failed;
-  }
-  const out =
-    also.length > 0
-      ? await getItem(contentKeyOf(current), true)
-      : await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
-  return out ? asReadBy(owner.contactId, out, current) : 'failed';
+  return write;
 }

@@ -3,7 +3,7 @@ import { condition } from '#shared/db/expression';
 import { getItem, query, type Key } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
-import { findConversation, toConversation, type Conversation } from '#shared/data/conversations';
+import { findConversation, otherInThread, toConversation, type Conversation } from '#shared/data/conversations';
 import {
   asReadBy,
   contentKey,
@@ -13,6 +13,9 @@ import {
   messageValues,
   toContent,
   toEntry,
+  carriesMessage,
+  copyOf,
+  fromEntry,
   type Entry,
   type Message,
   type NewMessage,
@@ -90,6 +93,7 @@ export function participantParts(owner: Owner, conversationId: string, m: NewMes
           contact_id: m.contact_id,
           created_at: m.created_at,
           ...(readAt === undefined ? {} : { read_at: readAt }),
+          ...(m.copied ? copyOf(m, owner.contactId === m.contact_id) : {}),
         },
         isNew,
       ),
@@ -116,6 +120,7 @@ export const contentPut = (m: NewMessage): TransactItem =>
       ...(filesOf(m.attachments).length > 0 ? { file_ids: new Set(filesOf(m.attachments)) } : {}),
       created_at: m.created_at,
       extras_bytes: m.extras_bytes,
+      ...(m.copied ? { copied: true } : {}),
     },
     isNew,
   );
@@ -151,16 +156,24 @@ export async function findMessage(owner: Owner, messageId: string, toChange = fa
   if (!at) return undefined;
   const member =
     toChange && isGroupThread(at.thread) ? keys.groupMember.key({ acct: owner.accountId, grp: at.thread, ct: owner.contactId }) : undefined;
+  // A change of a one-to-one message changes the other participant's copy too: where it is comes with the rest.
+  const peer = toChange ? otherInThread(at.thread, owner.contactId) : undefined;
+  const peerLocator = peer ? locatorKey({ accountId: owner.accountId, contactId: peer }, messageId) : undefined;
   const wanted = [
     keys.conversation.key({ ...ownerValues(owner), conv: at.conversation_id }),
     entryKey(owner, at.conversation_id, messageId),
     contentKey(owner.accountId, at.thread, messageId),
     ...(member ? [member] : []),
+    ...(peerLocator ? [peerLocator] : []),
   ];
   const found = await batchGet(wanted, true);
-  const [conversation, entry, content, membership] = wanted.map((key) => found.find((item) => sameKey(item, key)));
-  if (member && !membership) return undefined;
-  return conversation && entry && content ? asReadBy(owner.contactId, content, toEntry(entry)) : undefined;
+  const [conversation, entry, content] = wanted.map((key) => found.find((item) => sameKey(item, key)));
+  if (member && !found.some((item) => sameKey(item, member))) return undefined;
+  if (!conversation || !entry || !content) return undefined;
+  const message = asReadBy(owner.contactId, content, toEntry(entry));
+  if (!peerLocator) return message;
+  const located = found.find((item) => sameKey(item, peerLocator));
+  return { ...message, peerConversationId: located ? String(located.conversation_id) : null };
 }
 
 /** A group's thread is named by the group id; a one-to-one thread by its two contacts. */
@@ -236,11 +249,17 @@ export async function conversationMessages(
   return { conversation: found, cursorFound: true, page: await toPage(owner, items.slice(1), page.limit, backwards) };
 }
 
+/** Entries that carry their message (a one-to-one thread's) are the page as read; the others' messages come in one BatchGet. */
 async function toPage(owner: Owner, items: Record<string, unknown>[], limit: number, backwards: boolean): Promise<Page<Message>> {
-  const entries = items.filter(isEntryItem).map((item) => toEntry(item));
-  const page = entries.slice(0, limit);
-  const { messages } = await withContents(owner, page);
-  return { items: backwards ? messages.reverse() : messages, hasMore: entries.length > limit };
+  const entryItems = items.filter(isEntryItem);
+  const page = entryItems.slice(0, limit);
+  const stored = page.filter((item) => !carriesMessage(item)).map((item) => toEntry(item));
+  const fetched = new Map((await withContents(owner, stored)).messages.map((m) => [m.id, m]));
+  const messages = page.flatMap((item) => {
+    const m = carriesMessage(item) ? fromEntry(owner.contactId, owner.accountId, item) : fetched.get(String(item.id));
+    return m ? [m] : [];
+  });
+  return { items: backwards ? messages.reverse() : messages, hasMore: entryItems.length > limit };
 }
 
 /** A page of the user-wide list: the messages still readable, and the entries read (for the next read's cursor). */

@@ -3,6 +3,7 @@ import { update } from '#shared/db/expression';
 import { conditionHeld, query, updateItem } from '#shared/db/items';
 import { keys, ownerValues, type Owner } from '#shared/db/keys';
 import { contentKey, entryKey } from '#shared/data/message-items';
+import { otherInThread } from '#shared/data/conversations';
 
 /**
  * Read marks: a reader's read time on their entries of others' messages, and
@@ -14,6 +15,8 @@ import { contentKey, entryKey } from '#shared/data/message-items';
 export interface UnreadEntry {
   id: string;
   thread: string;
+  /** The sender's conversation, on an entry that carries its message: the sender's copy records the first read too. */
+  senderConversationId?: string;
 }
 
 /**
@@ -32,14 +35,18 @@ export async function unreadEntries(
     {
       partition: keys.message.partition({ ...ownerValues(owner), conv: conversationId }),
       sort: ['between', entryKey(owner, conversationId, after ?? '').sk, entryKey(owner, conversationId, through).sk],
-      projection: 'id, thread, contact_id, read_at',
+      projection: 'id, thread, contact_id, read_at, sender_conversation_id',
     },
     scan,
     1,
   );
   const unread = items
     .filter((item) => item.id !== after && item.contact_id !== owner.contactId && item.read_at === undefined)
-    .map((item) => ({ id: item.id as string, thread: item.thread as string }));
+    .map((item) => ({
+      id: item.id as string,
+      thread: item.thread as string,
+      ...(typeof item.sender_conversation_id === 'string' ? { senderConversationId: item.sender_conversation_id } : {}),
+    }));
   return { unread, last: items.length < scan ? undefined : (items.at(-1)!.id as string) };
 }
 
@@ -54,8 +61,9 @@ const firstRead = (accountId: string, m: { thread: string; id: string }, at: num
  * at once: there the first-read time is set after the transaction
  * (`markFirstRead`), so readers never contend on it.
  */
-export function readParts(owner: Owner, conversationId: string, entry: UnreadEntry, at: number): NamedItems {
+export function readParts(owner: Owner, conversationId: string, entry: UnreadEntry, at: number, toSender = true): NamedItems {
   const oneReader = entry.thread.includes('+');
+  const sender = oneReader && toSender && entry.senderConversationId !== undefined ? otherInThread(entry.thread, owner.contactId) : undefined;
   return [
     [
       `entry:${entry.id}`,
@@ -65,6 +73,17 @@ export function readParts(owner: Owner, conversationId: string, entry: UnreadEnt
       ),
     ],
     ...(oneReader ? ([[`content:${entry.id}`, firstRead(owner.accountId, entry, at)]] as NamedItems) : []),
+    ...(sender
+      ? ([
+          [
+            `sender:${entry.id}`,
+            txUpdate(
+              entryKey({ accountId: owner.accountId, contactId: sender }, entry.senderConversationId!, entry.id),
+              update().set`first_read_at = if_not_exists(first_read_at, ${at})`.when`attribute_exists(pk)`,
+            ),
+          ],
+        ] as NamedItems)
+      : []),
   ];
 }
 

@@ -105,6 +105,8 @@ export async function sendMessageBy(
     attachments,
     created_at: Math.floor(now / 1000),
     extras_bytes: extras,
+    // A one-to-one thread's two entries carry the message: its page is one Query (docs/data-model.md).
+    ...(view.contact_id !== null ? { copied: true, sender_conversation_id: view.id } : {}),
   };
   const sender = senders.get(who.contactId);
   const lastActive = sender?.last_active_at ?? null;
@@ -124,8 +126,9 @@ export async function sendMessageBy(
   lostFile(failed, input.attachments);
   if (failed.length > 0) throw new Error(`storing a message failed on ${failed.join(', ')}`);
   countMetric('messagesSent');
+  const { sender_conversation_id: _, ...stored } = message;
   return {
-    message: { ...message, conversation_id: view.id, reactions: [], read_at: null, updated_at: null },
+    message: { ...stored, conversation_id: view.id, reactions: [], read_at: null, updated_at: null },
     sender: sender && (marked ? sender : { ...sender, last_active_at: message.created_at }),
   };
 }

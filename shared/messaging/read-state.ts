@@ -17,8 +17,8 @@ import { nowSeconds } from '#shared/util/ids';
 
 /** Entries read per Query of the range. */
 const SCAN = 200;
-/** Entries per transaction: two items each (the entry, the message's first read) and the count. */
-const PER_TRANSACTION = 49;
+/** Entries per transaction: up to three items each (the entry, the message's first read, the sender's copy of it) and the count. */
+const PER_TRANSACTION = 33;
 /** Bounds a read of a very long unread range (SCAN entries a round). */
 const MAX_ROUNDS = 500;
 
@@ -66,10 +66,12 @@ async function readRange(owner: Owner, conversationId: string, from: string | nu
 /** False when the conversation is gone. */
 async function readBatch(owner: Owner, conversationId: string, batch: UnreadEntry[], { at, tellSenders }: ReadAs): Promise<boolean> {
   let pending = batch;
-  // Each failed attempt settles at least one entry, so this ends within the batch's size.
-  for (let attempt = 0; attempt <= batch.length && pending.length > 0; attempt++) {
+  /** Entries whose sender's copy is gone (the sender deleted their conversation): read without it. */
+  const senderGone = new Set<string>();
+  // Each failed attempt settles at least one entry or drops one sender's copy, so this ends within twice the batch's size.
+  for (let attempt = 0; attempt <= 2 * batch.length && pending.length > 0; attempt++) {
     const failed = await transactNamed([
-      ...pending.flatMap((entry) => readParts(owner, conversationId, entry, at)),
+      ...pending.flatMap((entry) => readParts(owner, conversationId, entry, at, !senderGone.has(entry.id))),
       ['view', unreadLess(owner, conversationId, pending.length)],
     ]);
     if (failed.length === 0) {
@@ -77,8 +79,9 @@ async function readBatch(owner: Owner, conversationId: string, batch: UnreadEntr
       return true;
     }
     if (failed.includes('view')) return false;
+    for (const name of failed.filter((n) => n.startsWith('sender:'))) senderGone.add(name.slice('sender:'.length));
     // Read by a concurrent request, or retracted by its sender (the retraction counts it): leave those out.
-    const settled = new Set(failed.map((name) => name.slice(name.indexOf(':') + 1)));
+    const settled = new Set(failed.filter((n) => !n.startsWith('sender:')).map((name) => name.slice(name.indexOf(':') + 1)));
     pending = pending.filter((entry) => !settled.has(entry.id));
   }
   return true;

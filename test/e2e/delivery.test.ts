@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeMember } from '#shared/data/group-members';
 import { issueToken } from '#shared/data/tokens';
+import type { NewMessage } from '#shared/data/message-items';
+import { contentPut, participantParts } from '#shared/data/messages';
+import { transactNamed } from '#shared/db/batch';
+import { derivedId } from '#shared/util/ids';
 import { aTenant, anotherUserOf, groupMembersOf, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -218,6 +222,56 @@ describe.each(transports())('delivery over %s', (transport) => {
     expect(reopened.unread_count).toBe(1);
   });
 
+  it('keeps both pages of a one-to-one thread in step with every change, each page as the message reads by id', async () => {
+    // Given alice wrote to bob, and an older message of hers stored before entries carried their messages
+    const t = await aTenant();
+    const { mine, sent } = await aliceWroteToBob(t, 'first words');
+    const [theirs] = await conversations(t.token2);
+    const older = await legacyMessage(t, mine.id, theirs.id);
+    // When bob reacts and reads, and alice edits and attaches
+    const change = (token: string, form: Record<string, string>) => api.call('PUT', `/v1/messages/${sent.id}`, { token, form });
+    expect((await change(t.token2, { 'reactions[ok][]': t.contactIds.bob! })).status).toBe(200);
+    expect((await change(t.token, { message: 'second words' })).status).toBe(200);
+    expect((await change(t.token, { 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://example.com/a.pdf' })).status).toBe(200);
+    expect((await change(t.token2, { read: 'true' })).status).toBe(200);
+    // Then each page shows the message exactly as reading it by id does, in that reader's view
+    for (const [token, conv] of [
+      [t.token, mine.id],
+      [t.token2, theirs.id],
+    ] as const) {
+      const page = await messagesOf(token, conv);
+      const byId = await Promise.all(page.map(async (m: { id: string }) => (await api.call('GET', `/v1/messages/${m.id}`, { token })).body));
+      expect(page).toEqual(byId);
+      expect(page.map((m: { id: string }) => m.id)).toEqual([sent.id, older]);
+      expect(page[0]).toMatchObject({ message: 'second words', reactions: [{ ok: [t.contactIds.bob] }], updated_at: expect.any(Number) });
+      expect(page[0].attachments).toHaveLength(1);
+      expect(page[0].read_at).toEqual(expect.any(Number));
+    }
+    // And when bob deletes his conversation, alice still changes her message, in her page too
+    expect((await api.call('DELETE', `/v1/conversations/${theirs.id}`, asBob(t))).status).toBe(200);
+    expect((await change(t.token, { message: 'third words' })).status).toBe(200);
+    expect((await messagesOf(t.token, mine.id))[0].message).toBe('third words');
+  });
+
+  it('lets the recipient read what the sender wrote after the sender deleted their conversation', async () => {
+    // Given alice wrote twice to bob, then deleted her conversation (her entries, which record his reads, go with it)
+    const t = await aTenant();
+    const { mine, sent } = await aliceWroteToBob(t, 'one');
+    const second = (await send(t.token, mine.id, 'two')).body;
+    expect((await api.call('DELETE', `/v1/conversations/${mine.id}`, asAlice(t))).status).toBe(200);
+    const [theirs] = await conversations(t.token2);
+    // When bob reads the first message, then opens the conversation
+    expect((await api.call('PUT', `/v1/messages/${sent.id}`, { ...asBob(t), form: { read: 'true' } })).status).toBe(200);
+    expect((await api.call('PUT', `/v1/conversations/${theirs.id}`, { ...asBob(t), form: { opened: 'true' } })).status).toBe(200);
+    // Then both are read in his view and nothing is left unread
+    const page = await messagesOf(t.token2, theirs.id);
+    expect(page.map((m: { id: string; read_at: number | null }) => [m.id, m.read_at !== null])).toEqual([
+      [second.id, true],
+      [sent.id, true],
+    ]);
+    expect((await conversation(t.token2, theirs.id)).unread_count).toBe(0);
+  });
+
   it('delivers a group message to every member (50 and more), and to nobody else', async () => {
     const t = await aTenant();
     const members = await groupMembersOf(t, 50);
@@ -292,3 +346,25 @@ describe.each(transports())('delivery over %s', (transport) => {
     expect(reacted.status).toBe(200);
   });
 });
+
+/** A message of alice's to bob stored as before entries carried their messages: the thread's item and two bare entries. */
+async function legacyMessage(t: Tenant, aliceConversation: string, bobConversation: string): Promise<string> {
+  const message: NewMessage = {
+    // A minute before alice's message (newId would not go back in time: its ids only ever increase).
+    id: derivedId('msg', Date.now() - 60_000, `legacy-${t.accountId}`),
+    account_id: t.accountId,
+    thread: [t.userContactId, t.contactIds.bob!].sort().join('+'),
+    contact_id: t.userContactId,
+    message: 'from before',
+    attachments: [],
+    created_at: Math.floor(Date.now() / 1000) - 60,
+    extras_bytes: 0,
+  };
+  const failed = await transactNamed([
+    ['message', contentPut(message)],
+    ...participantParts({ accountId: t.accountId, contactId: t.userContactId }, aliceConversation, message),
+    ...participantParts({ accountId: t.accountId, contactId: t.contactIds.bob! }, bobConversation, message),
+  ]);
+  expect(failed).toEqual([]);
+  return message.id;
+}
