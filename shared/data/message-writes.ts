@@ -105,7 +105,8 @@ function changes(w: MessageWrite, caps: boolean) {
       else {
         write.set`reactions.${name} = list_append(if_not_exists(reactions.${name}, ${[seq + i]}), ${op.contacts})`;
         // The list holds the seq too: at most `contactsPerName` contacts after the append.
-        if (caps) write.when`(attribute_not_exists(reactions.${name}) OR size(reactions.${name}) <= ${w.limits.contactsPerName + 1 - op.contacts.length})`;
+        if (caps)
+          write.when`(attribute_not_exists(reactions.${name}) OR size(reactions.${name}) <= ${w.limits.contactsPerName + 1 - op.contacts.length})`;
       }
     });
     if (caps && w.reactions.namesAdded > 0) write.when`size(reactions) <= ${w.limits.names - w.reactions.namesAdded}`;

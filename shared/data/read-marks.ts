@@ -63,7 +63,8 @@ const firstRead = (accountId: string, m: { thread: string; id: string }, at: num
  */
 export function readParts(owner: Owner, conversationId: string, entry: UnreadEntry, at: number, toSender = true): NamedItems {
   const oneReader = entry.thread.includes('+');
-  const sender = oneReader && toSender && entry.senderConversationId !== undefined ? otherInThread(entry.thread, owner.contactId) : undefined;
+  const sender =
+    oneReader && toSender && entry.senderConversationId !== undefined ? otherInThread(entry.thread, owner.contactId) : undefined;
   return [
     [
       `entry:${entry.id}`,

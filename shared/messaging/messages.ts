@@ -87,10 +87,7 @@ export async function sendMessageBy(
   const sent = idempotency?.resumed && (await messages.findMessage(who, derivedId('msg', idempotency.createdMs, idempotency.generation)));
   if (sent) return { message: sent, sender: undefined };
   const now = Date.now();
-  const [view, senders] = await Promise.all([
-    findConversation(who, input.conversation_id),
-    getContacts(who.accountId, [who.contactId]),
-  ]);
+  const [view, senders] = await Promise.all([findConversation(who, input.conversation_id), getContacts(who.accountId, [who.contactId])]);
   if (!view) throw notFound('conversation', input.conversation_id, 'conversation_id');
   const files = await filesToAttach(who, fileIdsOf(input.attachments));
   const attachments = toAttachments(input.attachments, files);

@@ -232,7 +232,9 @@ describe.each(transports())('delivery over %s', (transport) => {
     const change = (token: string, form: Record<string, string>) => api.call('PUT', `/v1/messages/${sent.id}`, { token, form });
     expect((await change(t.token2, { 'reactions[ok][]': t.contactIds.bob! })).status).toBe(200);
     expect((await change(t.token, { message: 'second words' })).status).toBe(200);
-    expect((await change(t.token, { 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://example.com/a.pdf' })).status).toBe(200);
+    expect((await change(t.token, { 'attachments[0][type]': 'file', 'attachments[0][url]': 'https://example.com/a.pdf' })).status).toBe(
+      200,
+    );
     expect((await change(t.token2, { read: 'true' })).status).toBe(200);
     // Then each page shows the message exactly as reading it by id does, in that reader's view
     for (const [token, conv] of [
@@ -240,7 +242,9 @@ describe.each(transports())('delivery over %s', (transport) => {
       [t.token2, theirs.id],
     ] as const) {
       const page = await messagesOf(token, conv);
-      const byId = await Promise.all(page.map(async (m: { id: string }) => (await api.call('GET', `/v1/messages/${m.id}`, { token })).body));
+      const byId = await Promise.all(
+        page.map(async (m: { id: string }) => (await api.call('GET', `/v1/messages/${m.id}`, { token })).body),
+      );
       expect(page).toEqual(byId);
       expect(page.map((m: { id: string }) => m.id)).toEqual([sent.id, older]);
       expect(page[0]).toMatchObject({ message: 'second words', reactions: [{ ok: [t.contactIds.bob] }], updated_at: expect.any(Number) });

@@ -38,7 +38,9 @@ const OPENING = { transactionItems: 1, units: 2 };
 afterAll(() => messaging.close());
 
 const send = (message: string, headers?: Record<string, string>) =>
-  billedWriteUnits(() => messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversationId, message }, headers }));
+  billedWriteUnits(() =>
+    messaging.call('POST', '/v1/messages', { token: t.token, form: { conversation_id: conversationId, message }, headers }),
+  );
 const aliceContact = async () =>
   (await messaging.call('GET', `/v1/contacts/${t.userContactId}`, { token: t.secretKey })).body as { last_active_at: number | null };
 

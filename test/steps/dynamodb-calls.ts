@@ -91,7 +91,11 @@ export async function billedWriteUnits<T>(during: () => Promise<T>): Promise<{ r
   let units = 0;
   let transactionItems = 0;
   const name = `write-units-${Math.random().toString(36).slice(2)}`;
-  type Consumed = { CapacityUnits?: number; Table?: { CapacityUnits?: number }; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
+  type Consumed = {
+    CapacityUnits?: number;
+    Table?: { CapacityUnits?: number };
+    GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
+  };
   const stack = db().middlewareStack;
   stack.add(
     (next, context) => async (args) => {
