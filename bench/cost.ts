@@ -70,20 +70,24 @@ const unmetered = <T>(work: () => Promise<T>) => bench.run(true, work);
 const metered = () => bench.getStore() === undefined;
 
 const READS = /^(Get|BatchGet|Query|Scan|TransactGet)/;
-type Capacity = { CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number };
+type Units = { CapacityUnits?: number };
+type Capacity = Units & { Table?: Units; GlobalSecondaryIndexes?: Record<string, Units> };
 
 function meterDynamoDb(): void {
   db().middlewareStack.add(
     (next, context) => async (args) => {
-      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+      // By index: with TOTAL, DynamoDB Local leaves out what the index copies cost.
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'INDEXES';
       const out = await next(args);
       if (!metered()) return out;
       const command = String(context.commandName ?? '');
       const consumed = (out.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity;
-      // DynamoDB bills a transaction's items twice (prepare and commit); DynamoDB Local reports them once.
+      // DynamoDB bills a transaction's items twice (prepare and commit); DynamoDB Local reports them once. Index copies once.
       const factor = command.startsWith('Transact') ? 2 : 1;
       for (const c of [consumed ?? []].flat()) {
-        const units = (c.CapacityUnits ?? (c.ReadCapacityUnits ?? 0) + (c.WriteCapacityUnits ?? 0)) * factor;
+        const indexes = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((n, i) => n + (i.CapacityUnits ?? 0), 0);
+        const table = c.Table?.CapacityUnits ?? (c.CapacityUnits ?? 0) - indexes;
+        const units = table * factor + indexes;
         if (READS.test(command)) usage.readUnits += units;
         else usage.writeUnits += units;
       }
