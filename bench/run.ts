@@ -29,6 +29,7 @@ import type { FilesResult } from './files.ts';
 import type { ListExportResult } from './list-export.ts';
 import type { ListImportResult } from './list-import.ts';
 import { startIdealServer } from './ideal-server.ts';
+import { transactionFloorP50 } from './transaction-floor.ts';
 import { eventLatencyRows } from './event-latency.ts';
 import { realtimeLatencyRows } from './realtime-latency.ts';
 
@@ -76,7 +77,7 @@ function coldStartTable(report: ColdStartReport): string {
   ].join('\n');
 }
 
-async function load(url: string, token: string, title: string, options: Partial<autocannon.Options>): Promise<Row> {
+async function load(url: string, token: string, title: string, options: Partial<autocannon.Options>): Promise<Row & { p50: number }> {
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -88,8 +89,12 @@ async function load(url: string, token: string, title: string, options: Partial<
   return {
     what: title,
     value: `${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms${errors ? `, ${errors} errors` : ''}`,
+    p50: result.latency.p50,
   };
 }
+
+/** Items in a one-to-one send's transaction when it does not mark the sender active (test/integration/send-cost.test.ts). */
+const SEND_TRANSACTION_ITEMS = 7;
 
 async function api(): Promise<Row[]> {
   const stack = await startLocalRuntime({ messagingPort: 0, emailPort: null, workers: false, rateLimits: false });
@@ -121,6 +126,13 @@ async function api(): Promise<Row[]> {
         if (round > 0) latency[side] += result.latency.average;
       }
     }
+    const send = await load(`${base}/v1/messages`, demo.token, 'POST /v1/messages (send)', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `conversation_id=${conv.id}&message=bench`,
+    });
+    const list = await load(`${base}/v1/conversations`, demo.token, 'GET /v1/conversations', {});
+    const txFloor = await transactionFloorP50(SEND_TRANSACTION_ITEMS, CONNECTIONS, DURATION_SECONDS);
     return [
       {
         what: 'GET /v1/messages?conversation_id (10 per page), warm mean latency over an ideal server (token GetItem, Query of 12, BatchGetItem of the 10 messages; same DynamoDB Local)',
@@ -130,12 +142,12 @@ async function api(): Promise<Row[]> {
         what: 'The same page over the one-Query ideal (token GetItem, Query of 12; what a page costs when the entries carry their messages)',
         value: `${(latency.real / latency.oneQuery).toFixed(2)}× (target ≤ ${MESSAGES_PAGE_TARGET}); the two ideals: ${(latency.ideal / latency.oneQuery).toFixed(2)}×`,
       },
-      await load(`${base}/v1/messages`, demo.token, 'POST /v1/messages (send)', {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: `conversation_id=${conv.id}&message=bench`,
-      }),
-      await load(`${base}/v1/conversations`, demo.token, 'GET /v1/conversations', {}),
+      send,
+      list,
+      {
+        what: `The send's p50 over the conversation list's; the floor: a bare TransactWriteItems of ${SEND_TRANSACTION_ITEMS} items (a send's) at ${CONNECTIONS} clients at once on the same DynamoDB Local, its p50 over the list's`,
+        value: `${(send.p50 / list.p50).toFixed(1)}× (target ≤ 3); the floor ${(txFloor / list.p50).toFixed(1)}× (${txFloor.toFixed(0)} ms)`,
+      },
     ];
   } finally {
     await ideal.stop();

@@ -41,6 +41,7 @@ import {
 } from '#shared/webhooks/manage';
 import { RUNTIME_FILE, type RuntimeFile } from './local/runtime-file.ts';
 import { useBackends } from './local/runtime.ts';
+import { migrateCopies } from './migrations/copies.ts';
 import { migrateJobs } from './migrations/jobs.ts';
 import { migratePlatform } from './migrations/platform.ts';
 import { migrateThreads } from './migrations/threads.ts';
@@ -343,6 +344,11 @@ const commands: Record<string, Command> = {
     usage: '',
     summary: '0.3 → 0.4: fan-out and purge records as durable jobs (idempotent)',
     run: async () => migrateJobs((line) => console.error(line)),
+  },
+  'migrate copies': {
+    usage: '',
+    summary: "0.4 → 0.5: one-to-one messages copied into their participants' entries (idempotent)",
+    run: async () => migrateCopies((line) => console.error(line)),
   },
 };
 

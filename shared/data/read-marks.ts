@@ -37,8 +37,9 @@ export async function unreadEntries(
       sort: ['between', entryKey(owner, conversationId, after ?? '').sk, entryKey(owner, conversationId, through).sk],
       projection: 'id, thread, contact_id, read_at, sender_conversation_id',
     },
+    // As many calls as it takes: a Query stops at 1 MB read (the projection does not shrink that), and entries
+    // carrying their messages can pass it before `scan` items; fewer than `scan` must mean the range's end.
     scan,
-    1,
   );
   const unread = items
     .filter((item) => item.id !== after && item.contact_id !== owner.contactId && item.read_at === undefined)

@@ -63,12 +63,39 @@ const rootLogger = () =>
     logLevel: levelFromEnv(),
     jsonReplacerFn: redact,
   }));
-const invocation = new AsyncLocalStorage<ServiceLogger>();
-const current = (): ServiceLogger => invocation.getStore() ?? rootLogger();
+/**
+ * One invocation's logging: its pooled logger while it runs. Work it
+ * started that logs after its end (a race's losing branch) must not write
+ * through a logger another invocation now holds: it gets one of its own,
+ * with the same context and keys.
+ */
+interface InvocationLog {
+  logger: ServiceLogger;
+  context: Context | undefined;
+  keys: Fields;
+  ended: boolean;
+  late?: ServiceLogger;
+}
+
+const invocation = new AsyncLocalStorage<InvocationLog>();
+
+function current(): ServiceLogger {
+  const log = invocation.getStore();
+  if (!log) return rootLogger();
+  if (!log.ended) return log.logger;
+  if (!log.late) {
+    log.late = rootLogger().forInvocation(undefined);
+    if (log.context?.awsRequestId) log.late.addContext(log.context);
+    log.late.appendKeys(log.keys);
+  }
+  return log.late;
+}
 
 export const logger = {
   /** Adds keys to every later line of the current invocation (request id, method, path, account). */
   withContext(fields: Fields) {
+    const log = invocation.getStore();
+    if (log) Object.assign(log.keys, fields);
     current().appendKeys(fields);
   },
   log(level: Level, message: string, fields: Fields = {}) {
@@ -86,11 +113,12 @@ export const logger = {
 
 /** Runs one invocation with its own logger: its lines carry its Lambda context and the keys added during it. */
 export async function withInvocationLogger<T>(context: Context | undefined, run: () => Promise<T>): Promise<T> {
-  const child = rootLogger().forInvocation(context);
+  const log: InvocationLog = { logger: rootLogger().forInvocation(context), context, keys: {}, ended: false };
   try {
-    return await invocation.run(child, run);
+    return await invocation.run(log, run);
   } finally {
-    child.release(context);
+    log.ended = true;
+    log.logger.release(context);
   }
 }
 
