@@ -1,8 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetConfig } from '#shared/config';
-import { db, resetDb, tableName } from '#shared/db/client';
+import { describe, expect, it } from 'vitest';
+import { db, tableName } from '#shared/db/client';
 import { transactNamed } from '#shared/db/batch';
 import { getItem } from '#shared/db/items';
 import { conversationIdFor, putConversation, threadOf } from '#shared/data/conversations';
@@ -11,21 +9,11 @@ import { contentPut, participantParts } from '#shared/data/messages';
 import { getMessage, listMessages, sendMessage, updateMessage } from '#shared/messaging/messages';
 import { derivedId } from '#shared/util/ids';
 import { migrateCopies } from '../../scripts/migrations/copies.ts';
-import { ensureTable } from '../../scripts/local/resources.ts';
 import { aTenant } from '../steps/given.ts';
-import { scopedEnv } from '../steps/scoped-env.ts';
+import { onTableOfItsOwn } from '../steps/own-table.ts';
 
 // A table of its own: the migration scans the whole table.
-const env = scopedEnv(() => {
-  resetConfig();
-  resetDb();
-});
-beforeAll(async () => {
-  const table = `migrate-copies-${Date.now()}`;
-  await ensureTable(new DynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' }), table);
-  env.set({ TABLE_NAME: table });
-});
-afterAll(() => env.restore());
+onTableOfItsOwn('migrate-copies');
 
 describe('migrate copies (0.4 → 0.5)', () => {
   it("copies 0.4's one-to-one messages into both entries, mends a copy a 0.4 function left behind, and can run again", async () => {

@@ -1,29 +1,16 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetConfig } from '#shared/config';
+import { describe, expect, it } from 'vitest';
 import { dueJobs, getJob } from '#shared/data/jobs';
 import { batchPut } from '#shared/db/batch';
-import { resetDb } from '#shared/db/client';
 import { parseItem } from '#shared/db/item-schema';
 import { getItem } from '#shared/db/items';
 import { fanout } from '#shared/messaging/fanout';
 import { purgeList } from '#shared/purge/list';
 import { newId } from '#shared/util/ids';
 import { migrateJobs } from '../../scripts/migrations/jobs.ts';
-import { ensureTable } from '../../scripts/local/resources.ts';
-import { scopedEnv } from '../steps/scoped-env.ts';
+import { onTableOfItsOwn } from '../steps/own-table.ts';
 
 // A table of its own: the migration scans the whole table.
-const env = scopedEnv(() => {
-  resetConfig();
-  resetDb();
-});
-beforeAll(async () => {
-  const table = `migrate-jobs-${Date.now()}`;
-  await ensureTable(new DynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' }), table);
-  env.set({ TABLE_NAME: table });
-});
-afterAll(() => env.restore());
+onTableOfItsOwn('migrate-jobs');
 
 describe('migrate jobs (0.3 → 0.4)', () => {
   it('turns fan-out and purge records into durable jobs: delivered ones kept, unfinished ones due at once', async () => {

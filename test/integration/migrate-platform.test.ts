@@ -1,7 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetConfig } from '#shared/config';
-import { resetDb } from '#shared/db/client';
+import { describe, expect, it } from 'vitest';
 import { batchPut } from '#shared/db/batch';
 import { keys } from '#shared/db/keys';
 import { findCaller, hashToken } from '#shared/data/tokens';
@@ -11,20 +8,10 @@ import { listGroups } from '#shared/data/groups';
 import { createContact, deleteContact } from '#shared/platform/contacts';
 import { newId } from '#shared/util/ids';
 import { migratePlatform } from '../../scripts/migrations/platform.ts';
-import { ensureTable } from '../../scripts/local/resources.ts';
-import { scopedEnv } from '../steps/scoped-env.ts';
+import { onTableOfItsOwn } from '../steps/own-table.ts';
 
 // A table of its own: the migration scans the whole table.
-const env = scopedEnv(() => {
-  resetConfig();
-  resetDb();
-});
-beforeAll(async () => {
-  const table = `migrate-platform-${Date.now()}`;
-  await ensureTable(new DynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' }), table);
-  env.set({ TABLE_NAME: table });
-});
-afterAll(() => env.restore());
+onTableOfItsOwn('migrate-platform');
 
 describe('migrate platform (0.3 → 0.4)', () => {
   it('lists 0.3 contacts and groups, guards their usernames, and lets a contact delete find its tokens and groups', async () => {

@@ -1,28 +1,15 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetConfig } from '#shared/config';
-import { resetDb } from '#shared/db/client';
+import { describe, expect, it } from 'vitest';
 import { batchPut } from '#shared/db/batch';
 import { keys } from '#shared/db/keys';
 import { putConversation } from '#shared/data/conversations';
 import { getMessage, listMessages } from '#shared/messaging/messages';
 import { newId } from '#shared/util/ids';
 import { migrateThreads } from '../../scripts/migrations/threads.ts';
-import { ensureTable } from '../../scripts/local/resources.ts';
 import { aTenant } from '../steps/given.ts';
-import { scopedEnv } from '../steps/scoped-env.ts';
+import { onTableOfItsOwn } from '../steps/own-table.ts';
 
-// A table of its own: the migration scans the whole table, and the suite's shared one is large.
-const env = scopedEnv(() => {
-  resetConfig();
-  resetDb();
-});
-beforeAll(async () => {
-  const table = `migrate-${Date.now()}`;
-  await ensureTable(new DynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' }), table);
-  env.set({ TABLE_NAME: table });
-});
-afterAll(() => env.restore());
+// A table of its own: the migration scans the whole table.
+onTableOfItsOwn('migrate');
 
 describe('migrate threads (0.2 → 0.3)', () => {
   it('moves a 0.2 message into its thread, keeping its reactions and edits, and can run again', async () => {
