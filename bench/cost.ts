@@ -25,6 +25,7 @@ import { invoke, type Invoker } from '../scripts/local/lambda.ts';
 import { startBackends, startWorkers, useBackends } from '../scripts/local/runtime.ts';
 import { seedDemo, type DemoSeed } from '../scripts/local/seed.ts';
 import { startMailboxServer } from '../test/steps/smtp-mailboxes.ts';
+import { billedUnits, READS } from '../test/steps/dynamodb-calls.ts';
 import { resetValidatorConfig } from '#shared/email/validator/index';
 
 /** us-east-1 list prices (USD), free tiers left out. */
@@ -69,28 +70,16 @@ const bench = new AsyncLocalStorage<true>();
 const unmetered = <T>(work: () => Promise<T>) => bench.run(true, work);
 const metered = () => bench.getStore() === undefined;
 
-const READS = /^(Get|BatchGet|Query|Scan|TransactGet)/;
-type Units = { CapacityUnits?: number };
-type Capacity = Units & { Table?: Units; GlobalSecondaryIndexes?: Record<string, Units> };
-
 function meterDynamoDb(): void {
   db().middlewareStack.add(
     (next, context) => async (args) => {
-      // By index: with TOTAL, DynamoDB Local leaves out what the index copies cost.
       (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'INDEXES';
       const out = await next(args);
       if (!metered()) return out;
       const command = String(context.commandName ?? '');
-      const consumed = (out.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity;
-      // DynamoDB bills a transaction's items twice (prepare and commit); DynamoDB Local reports them once. Index copies once.
-      const factor = command.startsWith('Transact') ? 2 : 1;
-      for (const c of [consumed ?? []].flat()) {
-        const indexes = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((n, i) => n + (i.CapacityUnits ?? 0), 0);
-        const table = c.Table?.CapacityUnits ?? (c.CapacityUnits ?? 0) - indexes;
-        const units = table * factor + indexes;
-        if (READS.test(command)) usage.readUnits += units;
-        else usage.writeUnits += units;
-      }
+      const units = billedUnits(command, (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+      if (READS.test(command)) usage.readUnits += units;
+      else usage.writeUnits += units;
       return out;
     },
     { step: 'initialize', name: 'bench-consumed-capacity' },

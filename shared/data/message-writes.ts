@@ -1,8 +1,8 @@
 import { transactNamed, txUpdate, type NamedItems } from '#shared/db/batch';
-import { attr, update } from '#shared/db/expression';
+import { attr, update, type Update } from '#shared/db/expression';
 import { getItem, unlessConditionFails, updateItem } from '#shared/db/items';
 import type { Owner } from '#shared/db/keys';
-import { asReadBy, contentKeyOf, entryKey, filesOf, locatorKey, type Attachment, type Message } from '#shared/data/message-items';
+import { asReadBy, contentKeyOf, entryKey, filesOf, type Attachment, type Message } from '#shared/data/message-items';
 import { otherInThread } from '#shared/data/conversations';
 
 /**
@@ -47,42 +47,37 @@ export async function writeMessage(
   w: MessageWrite,
   also: NamedItems = [],
 ): Promise<Message | 'failed' | string[]> {
-  const copies = current.copied ? await copyParts(owner, current, w) : [];
-  const parts = [...copies, ...also];
-  if (parts.length > 0) {
-    let failed = await transactNamed([['message', txUpdate(contentKeyOf(current), changes(w, true))], ...parts], undefined, w.at);
-    // The other participant's entry went with their conversation (its locator may outlive it a moment): change the rest.
-    if (failed.length === 1 && failed[0] === 'copy:peer') {
-      const rest = parts.filter(([name]) => name !== 'copy:peer');
-      failed = await transactNamed([['message', txUpdate(contentKeyOf(current), changes(w, true))], ...rest], undefined, w.at);
-    }
-    if (failed.includes('message') || failed.includes('copy:own')) return 'failed';
-    if (failed.length > 0) return failed;
+  const write = changes(w, true);
+  const parts = [...(current.copied ? copyParts(owner, current, changes(w, false)) : []), ...also];
+  if (parts.length === 0) {
+    const out = await unlessConditionFails(updateItem(contentKeyOf(current), write, 'ALL_NEW', w.at));
+    return out ? asReadBy(owner.contactId, out, current) : 'failed';
   }
-  const out =
-    parts.length > 0
-      ? await getItem(contentKeyOf(current), true)
-      : await unlessConditionFails(updateItem(contentKeyOf(current), changes(w, true), 'ALL_NEW', w.at));
+  const message: NamedItems[number] = ['message', txUpdate(contentKeyOf(current), write)];
+  let failed = await transactNamed([message, ...parts], undefined, w.at);
+  // The other participant's entry went with their conversation (its locator may outlive it a moment): change the rest.
+  if (failed.length === 1 && failed[0] === 'copy:peer') {
+    failed = await transactNamed([message, ...parts.filter(([name]) => name !== 'copy:peer')], undefined, w.at);
+  }
+  if (failed.includes('message') || failed.includes('copy:own')) return 'failed';
+  if (failed.length > 0) return failed;
+  const out = await getItem(contentKeyOf(current), true);
   return out ? asReadBy(owner.contactId, out, current) : 'failed';
 }
 
 /**
  * The same change to both entries of a one-to-one message that carry it,
  * in the message's transaction: the copies move with the message or not at
- * all. The other participant's entry is found by their locator (read with
- * the message, `peerConversationId`); without one (their conversation
- * deleted) only the writer's own is changed.
+ * all. The other participant's entry is where their locator says, read
+ * with the message for the change (`peerConversationId`, findMessage);
+ * without one (their conversation deleted) only the writer's own changes.
  */
-async function copyParts(owner: Owner, current: Message, w: MessageWrite): Promise<NamedItems> {
-  const own: NamedItems = [['copy:own', txUpdate(entryKey(owner, current.conversation_id, current.id), changes(w, false))]];
+function copyParts(owner: Owner, current: Message, copy: Update): NamedItems {
+  const own: NamedItems[number] = ['copy:own', txUpdate(entryKey(owner, current.conversation_id, current.id), copy)];
   const peer = otherInThread(current.thread, owner.contactId);
-  const conversationId =
-    current.peerConversationId !== undefined
-      ? current.peerConversationId
-      : peer && ((await getItem(locatorKey({ accountId: owner.accountId, contactId: peer }, current.id), true))?.conversation_id as string);
-  if (!peer || !conversationId) return own;
-  const peerEntry = entryKey({ accountId: owner.accountId, contactId: peer }, conversationId, current.id);
-  return [...own, ['copy:peer', txUpdate(peerEntry, changes(w, false))]];
+  if (!peer || !current.peerConversationId) return [own];
+  const peerEntry = entryKey({ accountId: owner.accountId, contactId: peer }, current.peerConversationId, current.id);
+  return [own, ['copy:peer', txUpdate(peerEntry, copy)]];
 }
 
 /**

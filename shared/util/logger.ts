@@ -84,8 +84,8 @@ function current(): ServiceLogger {
   if (!log) return rootLogger();
   if (!log.ended) return log.logger;
   if (!log.late) {
-    log.late = rootLogger().forInvocation(undefined);
-    if (log.context?.awsRequestId) log.late.addContext(log.context);
+    // Never released: it stays with the work that outlived its invocation.
+    log.late = rootLogger().forInvocation(log.context);
     log.late.appendKeys(log.keys);
   }
   return log.late;

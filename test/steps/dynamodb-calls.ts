@@ -81,37 +81,47 @@ export const byCommand = (calls: DynamoCall[]) =>
     return counts;
   }, {});
 
+/** Commands that read (their units are read units); every other command writes. */
+export const READS = /^(Get|BatchGet|Query|Scan|TransactGet)/;
+
+type Units = { CapacityUnits?: number };
+type Consumed = Units & { Table?: Units; GlobalSecondaryIndexes?: Record<string, Units> };
+
 /**
- * The write units DynamoDB bills for the writes made while `during` runs:
- * each call asks for its consumed capacity by index; a transaction's table
- * items count twice (prepare and commit: DynamoDB Local reports them once),
- * each index copy once. `transactionItems`: the items of the transactions.
+ * The units DynamoDB bills for one call, from its `ReturnConsumedCapacity:
+ * INDEXES` answer (with TOTAL, DynamoDB Local leaves the index copies out):
+ * a transaction's table items twice (prepare and commit: DynamoDB Local
+ * reports them once), each index copy once.
+ */
+export function billedUnits(command: string, consumed: unknown): number {
+  let units = 0;
+  for (const c of [consumed ?? []].flat() as Consumed[]) {
+    const indexes = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((n, index) => n + (index.CapacityUnits ?? 0), 0);
+    const table = c.Table?.CapacityUnits ?? (c.CapacityUnits ?? 0) - indexes;
+    units += table * (command.startsWith('Transact') ? 2 : 1) + indexes;
+  }
+  return units;
+}
+
+/**
+ * The write units DynamoDB bills for the writes made while `during` runs
+ * (`billedUnits`). `transactionItems`: the items of the transactions.
  */
 export async function billedWriteUnits<T>(during: () => Promise<T>): Promise<{ result: T; units: number; transactionItems: number }> {
   let units = 0;
   let transactionItems = 0;
   const name = `write-units-${Math.random().toString(36).slice(2)}`;
-  type Consumed = {
-    CapacityUnits?: number;
-    Table?: { CapacityUnits?: number };
-    GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
-  };
   const stack = db().middlewareStack;
   stack.add(
     (next, context) => async (args) => {
       const command = String(context.commandName ?? '');
-      const write = !/^(Get|BatchGet|Query|Scan|TransactGet)/.test(command);
+      const write = !READS.test(command);
       const input = args.input as { ReturnConsumedCapacity?: string; TransactItems?: unknown[] };
       if (write) input.ReturnConsumedCapacity = 'INDEXES';
       const out = await next(args);
       if (!write) return out;
-      const transaction = command.startsWith('Transact');
-      if (transaction) transactionItems += input.TransactItems?.length ?? 0;
-      for (const c of [(out.output as { ConsumedCapacity?: Consumed | Consumed[] }).ConsumedCapacity ?? []].flat()) {
-        const indexes = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((n, index) => n + (index.CapacityUnits ?? 0), 0);
-        const table = c.Table?.CapacityUnits ?? (c.CapacityUnits ?? 0) - indexes;
-        units += table * (transaction ? 2 : 1) + indexes;
-      }
+      if (command.startsWith('Transact')) transactionItems += input.TransactItems?.length ?? 0;
+      units += billedUnits(command, (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
       return out;
     },
     { step: 'initialize', name },
