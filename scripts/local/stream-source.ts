@@ -40,11 +40,40 @@ interface ShardCheckpoint {
   resume?: string;
   recent: { seq: string; at: number }[];
   /** When this process first saw each recent record (see recordTimeMs): a replay dates them, so ids them, the same. */
-  seen?: Record<string, number>;
+  seen?: SeenWindow;
 }
 type Checkpoints = Record<string, ShardCheckpoint>;
 
 const REPLAY_MS = 30_000;
+
+/**
+ * A shard's records first-seen times of the last 2 × REPLAY_MS, in the order
+ * they were handled, so a batch adds its own and drops the expired from the
+ * front: rebuilding the whole window at every batch made each batch cost as
+ * much as the minute of changes before it (most of the local runtime's CPU
+ * under a bulk list add).
+ */
+class SeenWindow {
+  private readonly times = new Map<string, number>();
+
+  constructor(kept: Record<string, number> = {}) {
+    for (const [seq, at] of Object.entries(kept)) this.times.set(seq, at);
+  }
+
+  add(batch: Record<string, number>, now: number) {
+    for (const [seq, at] of Object.entries(batch)) this.times.set(seq, at);
+    for (const [seq, at] of this.times) {
+      if (at > now - 2 * REPLAY_MS) break;
+      this.times.delete(seq);
+    }
+  }
+
+  /** What the checkpoint file keeps: only the unexpired, as their order may not be their times'. */
+  toJSON(): Record<string, number> {
+    const now = Date.now();
+    return Object.fromEntries([...this.times].filter(([, at]) => at > now - 2 * REPLAY_MS));
+  }
+}
 /**
  * Only a consumer that queues work replays: one that only writes to the
  * table (the events feeds' writer) or posts frames worth sending now or
@@ -121,16 +150,21 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
   const run = options.run ?? invokeSource;
   const idleMs = options.idleMs ?? (consumer.latencySensitive ? 25 : 100);
   const replayMs = replayMsOf(consumer);
-  const checkpoints: Checkpoints =
+  const kept =
     options.checkpointFile && existsSync(options.checkpointFile)
-      ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Checkpoints)
+      ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Record<
+          string,
+          Omit<ShardCheckpoint, 'seen'> & { seen?: Record<string, number> }
+        >)
       : {};
+  const checkpoints: Checkpoints = {};
   /** In this process: the last handled record of each shard. */
   const handled = new Map<string, string>();
   // Records seen before a restart keep the time they were first seen (recordTimeMs).
-  for (const [key, c] of Object.entries(checkpoints)) {
+  for (const [key, c] of Object.entries(kept)) {
     const arn = key.slice(0, key.lastIndexOf('/'));
     for (const [seq, at] of Object.entries(c.seen ?? {})) if (!firstSeen.has(`${arn}#${seq}`)) firstSeen.set(`${arn}#${seq}`, at);
+    checkpoints[key] = { ...c, seen: new SeenWindow(c.seen) };
   }
   const save = (key: string, seq: string, times: Record<string, number>) => {
     handled.set(key, seq);
@@ -138,7 +172,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     const c = (checkpoints[key] ??= { recent: [] });
     c.recent.push({ seq, at: now });
     while (c.recent.length > 0 && c.recent[0]!.at <= now - replayMs) c.resume = c.recent.shift()!.seq;
-    c.seen = Object.fromEntries(Object.entries({ ...c.seen, ...times }).filter(([, at]) => at > now - 2 * REPLAY_MS));
+    (c.seen ??= new SeenWindow()).add(times, now);
     if (options.checkpointFile) writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
   };
   let running = true;
