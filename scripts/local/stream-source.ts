@@ -127,7 +127,7 @@ const wireImage = (image: Record<string, Value> | undefined) =>
  * order in one batch.
  */
 function lanes(records: _Record[], factor: number): _Record[][] {
-  if (factor <= 1) return [records];
+  if (factor <= 1) return records.length > 0 ? [records] : [];
   const laneOf = (r: _Record) =>
     createHash('sha1')
       .update(r.dynamodb?.Keys?.pk?.S ?? '')
@@ -235,6 +235,13 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     ),
   });
 
+  /** The mapping's event filter (`sortKeys`): Lambda never invokes the function with a change it leaves out. */
+  const { exact, prefix } = consumer.sortKeys;
+  const passesFilter = (r: _Record) => {
+    const sk = r.dynamodb?.Keys?.sk?.S ?? '';
+    return exact.includes(sk) || prefix.some((p) => sk.startsWith(p));
+  };
+
   /** One batch of one shard; resolves to whether it had records. */
   async function pollShard(shard: Shard): Promise<boolean> {
     const shardId = shard.ShardId!;
@@ -253,7 +260,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     const now = Date.now();
     const times = Object.fromEntries(records.map((r) => [r.dynamodb!.SequenceNumber!, recordTimeMs(streamArn, r, now)]));
     const failed = await Promise.all(
-      lanes(records, consumer.parallelization ?? 1).map(async (lane) => {
+      lanes(records.filter(passesFilter), consumer.parallelization ?? 1).map(async (lane) => {
         try {
           const result = (await run({ handler: consumer.handler }, toEvent(lane, times), consumer.timeoutSeconds)) as
             DynamoDBBatchResponse | undefined;
