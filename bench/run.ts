@@ -180,7 +180,7 @@ async function emailLists(): Promise<Row[]> {
   return [
     {
       what: '10,000 addresses on 50 domains, 100 sequential adds of 100, until the list is completed',
-      value: `${(r.completedSeconds / r.floorSeconds).toFixed(2)}× raw BatchWriteItem of 2 × 10,000 items (target ≤ 2.5); adds alone ${(r.addSeconds / r.floorSeconds).toFixed(2)}×; ${r.status}, ${r.emailCount} emails`,
+      value: `${(r.completedSeconds / r.floorSeconds).toFixed(2)}× raw BatchWriteItem of 2 × 10,000 items (target ≤ 1.5); adds alone ${(r.addSeconds / r.floorSeconds).toFixed(2)}×; ${r.status}, ${r.emailCount} emails`,
     },
     { what: 'DNS queries for those 10,000 validations (per-domain cache)', value: `${r.dnsQueries}` },
   ];
