@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { db, tableName } from '#shared/db/client';
 import { streams } from '#shared/routes';
 import { startStreamSource } from '../../scripts/local/stream-source.ts';
+import { eventually } from '../steps/eventually.ts';
 import { onTableOfItsOwn } from '../steps/own-table.ts';
 
 // A table of its own: the source reads the table's whole stream from its start.
@@ -30,8 +31,7 @@ describe('the local stream source', () => {
       const sks = ['GUARD', 'MSG#1', 'CONVX', 'CONV', 'X#MSG#2', '#MSG#3', 'LIST', 'EVT#4', 'MSG#sentinel'];
       for (const sk of sks) await db().send(new PutCommand({ TableName: tableName(), Item: { pk: 'STREAM#FILTER', sk } }));
       // Then once the sentinel has arrived, the consumer has had exactly the filter's changes, in order
-      const until = Date.now() + 20_000;
-      while (!received.includes('MSG#sentinel') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      await eventually(() => received.includes('MSG#sentinel'), { what: 'the sentinel', timeoutMs: 20_000, intervalMs: 20 });
       expect(received).toEqual(['MSG#1', 'CONV', '#MSG#3', 'LIST', 'MSG#sentinel']);
     } finally {
       await source.stop();
