@@ -11,7 +11,7 @@ import { nowSeconds } from '#shared/util/ids';
 
 /** Replays are honoured for 24 h; the TTL attribute lets DynamoDB drop old records. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
-/** A request still "in progress" after this long is assumed crashed and may be taken over by a retry. */
+/** A request still "in progress" after this long is assumed crashed and may be taken over by a retry (unless its claim says otherwise). */
 const IN_PROGRESS_LEASE_SECONDS = 60;
 /** Tries of the writes that end a request's hold on its key (recording the answer, marking it interrupted). */
 const FINISH_TRIES = 4;
@@ -41,7 +41,11 @@ export interface Hold {
 }
 
 export type Claim =
-  { kind: 'claimed'; hold: Hold } | { kind: 'replay'; response: StoredResponse } | { kind: 'in_progress' } | { kind: 'mismatch' };
+  | { kind: 'claimed'; hold: Hold }
+  | { kind: 'replay'; response: StoredResponse }
+  /** Another attempt holds the key until `leaseUntil` (epoch seconds; 0 when a claim kept meeting others). */
+  | { kind: 'in_progress'; leaseUntil: number }
+  | { kind: 'mismatch' };
 
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
 const key = (accountId: string, idempotencyKey: string) => keys.idempotency.key({ acct: accountId, key_hash: hash(idempotencyKey) });
@@ -70,7 +74,13 @@ type RecordItem = v.InferOutput<typeof recordItem>;
  * same request. A record released (or expired) meanwhile is claimed again, a
  * bounded number of times.
  */
-export function claimIdempotencyKey(accountId: string, idempotencyKey: string, fingerprint: string): Promise<Claim> {
+export function claimIdempotencyKey(
+  accountId: string,
+  idempotencyKey: string,
+  fingerprint: string,
+  /** How long this attempt holds the key before a later one may take it over: as long as it can take. */
+  leaseSeconds = IN_PROGRESS_LEASE_SECONDS,
+): Promise<Claim> {
   const token = randomUUID();
   const fingerprintHash = hash(fingerprint);
   const hold = (record: Pick<RecordItem, 'generation' | 'created_ms' | 'steps'>, resumed: boolean): Claim => ({
@@ -100,7 +110,7 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
             token,
             generation,
             created_ms: createdMs,
-            lease_until: now + IN_PROGRESS_LEASE_SECONDS,
+            lease_until: now + leaseSeconds,
             expires_at: now + IDEMPOTENCY_WINDOW_SECONDS,
             steps: {},
           },
@@ -119,11 +129,12 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
       if (record.token === token) return hold(record, false);
       if (record.fingerprint !== fingerprintHash) return { kind: 'mismatch' } as const;
       if (record.status === 'completed') return { kind: 'replay', response: record.response! } as const;
-      if (record.status === 'in_progress' && record.lease_until >= now) return { kind: 'in_progress' } as const;
-      const taken = await takeOver(accountId, idempotencyKey, record, token);
+      if (record.status === 'in_progress' && record.lease_until >= now)
+        return { kind: 'in_progress', leaseUntil: record.lease_until } as const;
+      const taken = await takeOver(accountId, idempotencyKey, record, token, leaseSeconds);
       return taken ? hold(taken, true) : AGAIN;
     },
-    { exhausted: () => ({ kind: 'in_progress' }) },
+    { exhausted: () => ({ kind: 'in_progress', leaseUntil: 0 }) },
   ).catch(async (error: unknown) => {
     // The claim (or a take-over) may have landed with every answer lost: a record left in progress under
     // this token would turn the client's retries away with 409 until its lease ends. Marked interrupted,
@@ -136,10 +147,15 @@ export function claimIdempotencyKey(accountId: string, idempotencyKey: string, f
 }
 
 /** Takes an interrupted (or lease-expired) record over from the attempt that held it; undefined when another did first. */
-async function takeOver(accountId: string, idempotencyKey: string, record: RecordItem, token: string): Promise<RecordItem | undefined> {
+async function takeOver(
+  accountId: string,
+  idempotencyKey: string,
+  record: RecordItem,
+  token: string,
+  leaseSeconds: number,
+): Promise<RecordItem | undefined> {
   const now = nowSeconds();
-  const changes = update()
-    .set`${attr('status')} = ${'in_progress'}, ${attr('token')} = ${token}, lease_until = ${now + IN_PROGRESS_LEASE_SECONDS}`
+  const changes = update().set`${attr('status')} = ${'in_progress'}, ${attr('token')} = ${token}, lease_until = ${now + leaseSeconds}`
     .when`${attr('status')} = ${record.status}`;
   // The attempt it takes over from must still be the holder, in the state read: one that finished meanwhile stays finished.
   if (record.token) changes.when`${attr('token')} = ${record.token}`;

@@ -33,7 +33,15 @@ import { describeError, logger } from '#shared/util/logger';
 export const CHUNK_ROWS = 100;
 /** A PUT that began just before its URL expired may still be arriving. */
 const UPLOAD_GRACE_SECONDS = 5 * 60;
-/** How long a chunk whose hold another run still has waits before it is tried again. */
+/**
+ * How long a run holds a chunk before another may take it over: a chunk of
+ * 100 rows is stored in well under a second, and only one chain runs the job
+ * at a time (its lease), so the hold matters when a run died with the chunk
+ * half stored. Its end is when the next run may continue the chunk. Taken
+ * over early, a slow run stops at its next write (the hold's token).
+ */
+const CHUNK_LEASE_SECONDS = 15;
+/** When a chunk that another run holds is tried again, at the latest (the hold's lease unknown). */
 const HELD_CHUNK_RETRY_MS = 30_000;
 
 interface Counts {
@@ -43,11 +51,19 @@ interface Counts {
 
 const chunkKey = (importId: string, fromRow: number) => `import\n${importId}\n${fromRow}`;
 
-/** One chunk added to the list, exactly once: undefined when another run holds it now. */
-export async function addChunk(r: ImportRecord, fromRow: number, addresses: string[]): Promise<Counts | undefined> {
-  const claim = await claimIdempotencyKey(r.account_id, chunkKey(r.id, fromRow), `${r.etag}\n${addresses.length}`);
+/** A run's hold on a chunk: the idempotency key of the import's rows from `fromRow`. */
+export const claimChunk = (r: ImportRecord, fromRow: number, addresses: string[], leaseSeconds = CHUNK_LEASE_SECONDS) =>
+  claimIdempotencyKey(r.account_id, chunkKey(r.id, fromRow), `${r.etag}\n${addresses.length}`, leaseSeconds);
+
+/** One chunk added to the list, exactly once; when another run holds it now, the time (epoch ms) to try again. */
+export async function addChunk(r: ImportRecord, fromRow: number, addresses: string[]): Promise<Counts | { heldUntilMs: number }> {
+  const claim = await claimChunk(r, fromRow, addresses);
   if (claim.kind === 'replay') return JSON.parse(claim.response.body) as Counts;
-  if (claim.kind === 'in_progress') return undefined;
+  if (claim.kind === 'in_progress') {
+    // The lease holds through its last second.
+    const leaseEndMs = (claim.leaseUntil + 1) * 1000;
+    return { heldUntilMs: Math.min(Math.max(leaseEndMs, Date.now() + 1000), Date.now() + HELD_CHUNK_RETRY_MS) };
+  }
   if (claim.kind === 'mismatch') throw new Error(`chunk ${fromRow} of ${r.id} was run over other rows`);
   const hold: Hold = claim.hold;
   let counts: Counts;
@@ -108,7 +124,7 @@ async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
     let chunk: string[] = [];
     const flush = async (nextByte: number): Promise<Step | undefined> => {
       const counts = await addChunk(r, fromRow, chunk);
-      if (!counts) return { done: false, againAtMs: Date.now() + HELD_CHUNK_RETRY_MS };
+      if ('heldUntilMs' in counts) return { done: false, againAtMs: counts.heldUntilMs };
       const toRow = fromRow + chunk.length;
       // False: another run counted this chunk; the next step reads the record again.
       if (!(await advanceImport(r, { fromRow, toRow, nextByte, ...counts }))) return { done: false };

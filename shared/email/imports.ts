@@ -10,7 +10,7 @@ import { notFound } from '#shared/errors';
 import { importUploadUrl } from '#shared/files/object-reads';
 import { objectSize, type Presigned } from '#shared/files/storage';
 import type { Job } from '#shared/jobs/kind';
-import { enqueueJob, jobDuePut } from '#shared/jobs/run';
+import { enqueueJob, enqueueWhenDue, jobDuePut } from '#shared/jobs/run';
 import { derivedId, looksLikeId, newId, nowSeconds } from '#shared/util/ids';
 import { describeError, logger } from '#shared/util/logger';
 
@@ -95,6 +95,7 @@ export async function createImport(who: Tenant, listId: number, hold?: Hold) {
   let stored = record;
   try {
     await transactWrite({ TransactItems: [importPut(record), jobDuePut(job, now + UPLOAD_POLL_MS)] });
+    await enqueueWhenDue({ ...job, kind: 'list-import' }, now + UPLOAD_POLL_MS);
   } catch (error) {
     // A retry of the same request (same id) whose first attempt wrote: answer the import as it is.
     if (!hold || cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;

@@ -47,6 +47,24 @@ const queueUrl = (kind: JobName) => {
 
 export const enqueueJob = (job: JobMessage) => sendJson(queueUrl(job.kind), messageOf(job));
 
+/** The longest delay SQS gives a message. */
+const MAX_DELAY_SECONDS = 900;
+
+/**
+ * A job held by no chain and due within the queue's reach (SQS delays a
+ * message at most 15 minutes) is queued for then, for a new chain (a record
+ * no chain holds is claimed by any): it runs when due, not at the sweeper's
+ * next pass after that. If the send fails, the sweeper still takes it up
+ * when due; if both bring it, the second finds it claimed and stops.
+ */
+export async function enqueueWhenDue(job: JobMessage, dueMs: number): Promise<void> {
+  const delaySeconds = Math.max(0, Math.ceil((dueMs - Date.now()) / 1000));
+  if (delaySeconds > MAX_DELAY_SECONDS) return;
+  await sendJsonBatch(queueUrl(job.kind), [messageOf({ ...job, chain: randomUUID() })], delaySeconds).catch((error) =>
+    logger.warn('job left to the sweeper until due', { ...described(job), ...describeError(error) }),
+  );
+}
+
 /** Queues jobs on their kinds' queues, ten to a call. */
 export async function enqueueJobs(jobs: JobMessage[]): Promise<void> {
   for (const [url, group] of Map.groupBy(jobs, (job) => queueUrl(job.kind))) await sendJsonBatch(url, group.map(messageOf));
@@ -65,8 +83,10 @@ export async function runJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number)
       job.cursor = step.cursor;
     }
     if (step.againAtMs !== undefined && !step.done) {
-      // The sweeper takes it up when due: no chain waits for it meanwhile.
+      // No chain waits for it meanwhile. (A purge done before its settle time is not queued: only its record is
+      // left to drop, which the sweeper does, and every delete would pay a queue send for it.)
       await releaseJob(job, job.chain, step.againAtMs);
+      await enqueueWhenDue(job, step.againAtMs);
       return 'later';
     }
     if (step.done) {
@@ -79,7 +99,7 @@ export async function runJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number)
   }
 }
 
-const described = (job: Job<unknown>) => ({ job: messageOf(job) });
+const described = (job: JobMessage) => ({ job: messageOf(job) });
 
 /** Runs a just committed job inline until the deadline, then hands the rest to its queue (or, failing that, to the sweeper). */
 export async function startJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number): Promise<void> {

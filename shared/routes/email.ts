@@ -23,8 +23,8 @@ export const emailRoutes: readonly Route[] = [
   email('GET', '/api/v1/emailList/{id}/exports/{exportId}', 'email-exports/get', 'read', { files: ['read'] }),
   email('GET', '/api/v1/account', 'account/email', 'read', { showsLimits: true }),
   email('POST', '/api/v1/emailList/{id}/emails', 'email-lists/add', 'readWrite', { sends: ['validation'], timeoutSeconds: 20 }),
-  // Signs the upload (a PUT: write); the job waits for it on the purge queue's worker.
-  email('POST', '/api/v1/emailList/{id}/imports', 'email-lists/import-create', 'readWrite', { files: ['write'] }),
+  // Signs the upload (a PUT: write) and queues the job's first look for the file, on the purge queue's worker.
+  email('POST', '/api/v1/emailList/{id}/imports', 'email-lists/import-create', 'readWrite', { sends: ['purge'], files: ['write'] }),
   // Looks for the upload (read) and, when it is there, queues the import's job at once.
   email('GET', '/api/v1/emailList/{id}/imports/{importId}', 'email-lists/import-get', 'readWrite', {
     sends: ['purge'],

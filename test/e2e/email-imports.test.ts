@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '#shared/data/accounts';
 import { getImport } from '#shared/data/imports';
 import { claimJob, LEASE_MS } from '#shared/data/jobs';
-import { addChunk, CHUNK_ROWS } from '#shared/email/import-job';
+import { addChunk, CHUNK_ROWS, claimChunk } from '#shared/email/import-job';
 import { importSubject, type ImportPayload } from '#shared/email/imports';
 import { listImport } from '#shared/email/list-import';
 import { runJob } from '#shared/jobs/run';
@@ -171,6 +171,60 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     expect(done).toMatchObject({ status: 'completed', row_count: 250, accepted_count: 240, rejected_count: 10 });
     expect((await getList(list.id)).email_count).toBe(240);
     expect(await jobOf(ref)).toBeUndefined();
+  });
+
+  it('starts once the file is there, from the queue, with no GET and no sweeper pass', async () => {
+    // Given an import created, and its file uploaded
+    const list = await newList();
+    const imp = await createImport(list.id);
+    await upload(imp, 'early@example.com\nlate@example.com\n');
+    // When nobody reads it (a GET would start it) and no sweeper runs
+    // Then the job, queued for its first look at creation, finds the file and imports it
+    const done = await eventually(
+      async () => {
+        const shown = (await api.call('GET', `/api/v1/emailList/${list.id}`, as())).body;
+        return shown.email_count === 2 && shown;
+      },
+      { what: 'the file imported without a GET of the import', timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(done.email_count).toBe(2);
+    // (the import records its end just after the rows are in; a GET now starts nothing, the job having started)
+    const ended = await eventually(
+      async () => {
+        const shown = (await show(list.id, imp.id)).body;
+        return shown.status === 'completed' && shown;
+      },
+      { what: 'the import completed' },
+    );
+    expect(ended).toMatchObject({ accepted_count: 2, rejected_count: 0 });
+  });
+
+  it('takes up a chunk a dead run held as soon as its hold ends, from the queue, with no sweeper pass', async () => {
+    // Given a file of 150 addresses, judged by a first pass
+    const list = await newList();
+    const rows = Array.from({ length: 150 }, (_, i) => `held${i}@example.com`);
+    const imp = await createImport(list.id);
+    await upload(imp, rows.join('\n'));
+    const ref = { accountId: t.accountId, subject: importSubject(imp.id) };
+    const chain = randomUUID();
+    const record = await claimJob(ref, chain);
+    const job = { ...record!, kind: listImport.name, payload: { listId: list.id, importId: imp.id }, chain };
+    expect(await runJob(listImport, job, Date.now())).toBe('more');
+    // And a run that died holding the first chunk, its hold ending in 2 s
+    const judged = (await getImport(t.accountId, list.id, imp.id))!;
+    expect((await claimChunk(judged, 0, rows.slice(0, CHUNK_ROWS), 2)).kind).toBe('claimed');
+    // When the job's next run finds the chunk held
+    expect(await runJob(listImport, job, Date.now() + 60_000)).toBe('later');
+    // Then the queue's worker takes it up once the hold has ended (no sweeper runs here) and counts every row once
+    const done = await eventually(
+      async () => {
+        const shown = (await show(list.id, imp.id)).body;
+        return shown.status === 'completed' && shown;
+      },
+      { what: 'the import completed from the queue', timeoutMs: 20_000 },
+    );
+    expect(done).toMatchObject({ row_count: 150, accepted_count: 150, rejected_count: 0 });
+    expect((await getList(list.id)).email_count).toBe(150);
   });
 
   it('reads on from the recorded byte when storage closes the connection mid-file, adding every row once', async () => {
