@@ -60,8 +60,8 @@ export async function addChunk(r: ImportRecord, fromRow: number, addresses: stri
   const claim = await claimChunk(r, fromRow, addresses);
   if (claim.kind === 'replay') return JSON.parse(claim.response.body) as Counts;
   if (claim.kind === 'in_progress') {
-    // The lease holds through its last second.
-    const leaseEndMs = (claim.leaseUntil + 1) * 1000;
+    // The lease holds through its last second; unknown (a claim that kept meeting others), the longest wait.
+    const leaseEndMs = claim.leaseUntil ? (claim.leaseUntil + 1) * 1000 : Infinity;
     return { heldUntilMs: Math.min(Math.max(leaseEndMs, Date.now() + 1000), Date.now() + HELD_CHUNK_RETRY_MS) };
   }
   if (claim.kind === 'mismatch') throw new Error(`chunk ${fromRow} of ${r.id} was run over other rows`);

@@ -60,9 +60,11 @@ const MAX_DELAY_SECONDS = 900;
 export async function enqueueWhenDue(job: JobMessage, dueMs: number): Promise<void> {
   const delaySeconds = Math.max(0, Math.ceil((dueMs - Date.now()) / 1000));
   if (delaySeconds > MAX_DELAY_SECONDS) return;
-  await sendJsonBatch(queueUrl(job.kind), [messageOf({ ...job, chain: randomUUID() })], delaySeconds).catch((error) =>
-    logger.warn('job left to the sweeper until due', { ...described(job), ...describeError(error) }),
-  );
+  try {
+    await sendJsonBatch(queueUrl(job.kind), [messageOf({ ...job, chain: randomUUID() })], delaySeconds);
+  } catch (error) {
+    logger.warn('job left to the sweeper until due', { ...described(job), ...describeError(error) });
+  }
 }
 
 /** Queues jobs on their kinds' queues, ten to a call. */

@@ -9,6 +9,7 @@ import { listImport } from '#shared/email/list-import';
 import { runJob } from '#shared/jobs/run';
 import { resetStorage } from '#shared/files/storage';
 import { handler as purgeWorker } from '../../functions/workers/purge.ts';
+import { handler as sweeper } from '../../functions/workers/sweeper.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
 import { eventually } from '../steps/eventually.ts';
@@ -197,6 +198,29 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
       { what: 'the import completed' },
     );
     expect(ended).toMatchObject({ accepted_count: 2, rejected_count: 0 });
+  });
+
+  it('answers a create whose queue send fails, and the sweeper starts the import when due', async () => {
+    // Given the purge queue unreachable (its URL unset, as for a function deployed without it)
+    const list = await newList();
+    const url = process.env.PURGE_QUEUE_URL;
+    delete process.env.PURGE_QUEUE_URL;
+    let imp: { id: string; upload: { url: string; method: string; headers: Record<string, string> } };
+    try {
+      // When an import is created
+      imp = await createImport(list.id);
+    } finally {
+      process.env.PURGE_QUEUE_URL = url;
+    }
+    // Then it was answered (201 above), and once its file is there and it is due, the sweeper's pass starts it
+    await upload(imp, 'swept@example.com\n');
+    const ref = { accountId: t.accountId, subject: importSubject(imp.id) };
+    await timePasses(ref, 20_000);
+    expect((await sweeper()).jobs).toBeGreaterThanOrEqual(1);
+    const done = await eventually(async () => (await api.call('GET', `/api/v1/emailList/${list.id}`, as())).body.email_count === 1, {
+      what: 'the swept import done',
+    });
+    expect(done).toBe(true);
   });
 
   it('takes up a chunk a dead run held as soon as its hold ends, from the queue, with no sweeper pass', async () => {
