@@ -73,6 +73,9 @@ function prototypeKeyInJson(value: unknown): string | undefined {
 export const unknownParameter = (name: string, where: 'body' | 'query') =>
   badRequest(`Unknown ${where === 'query' ? 'query ' : ''}parameter: ${name}`, name, 'parameter_unknown');
 
+export const repeatedParameter = (name: string) =>
+  badRequest(`Invalid ${name}: must be given once in the query`, name, 'parameter_invalid');
+
 export function parseBody(
   raw: string | null | undefined,
   isBase64: boolean,

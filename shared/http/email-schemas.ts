@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { nameField } from '#shared/http/fields';
 
 export const MAX_BATCH = 100;
 
@@ -14,11 +15,7 @@ export const emailsBody = /* @__PURE__ */ (() =>
 
 export const createListBody = /* @__PURE__ */ (() =>
   v.strictObject({
-    name: v.pipe(
-      v.string('must be a string'),
-      v.check((s) => s.trim().length > 0, 'must not be empty'),
-      v.check((s) => s.length <= 200, 'must be at most 200 characters'),
-    ),
+    name: nameField(200, 'refused'),
     description: v.optional(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'))),
   }))();
 

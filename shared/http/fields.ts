@@ -37,6 +37,25 @@ export function emptyMeansNull<S extends v.GenericSchema>(schema: S) {
   ]);
 }
 
+/** C0 controls and DEL: a NUL or a line break in a name breaks the headers, logs and files it ends up in. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * A name of at most `max` characters, counted as a reader counts them and
+ * as the OpenAPI document's `maxLength` does (code points: an emoji is one,
+ * not two UTF-16 units, as for a message's text), with no control
+ * characters. `blank` says whether spaces alone make a name.
+ */
+export const nameField = (max: number, blank: 'allowed' | 'refused' = 'allowed') =>
+  v.pipe(
+    v.string('must be a string'),
+    v.check((s) => (blank === 'allowed' ? s.length : s.trim().length) > 0, 'must not be empty'),
+    // Bounded by the body's size already; UTF-16 units first, which a code point count never exceeds.
+    v.check((s) => s.length <= max || [...s].length <= max, `must be at most ${max} characters`),
+    v.check((s) => !CONTROL_CHARACTER.test(s), 'must not contain control characters'),
+  );
+
 export const idField = /* @__PURE__ */ (() => v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(64, 'is too long')))();
 
 /** Unix seconds up to the year 9999. */

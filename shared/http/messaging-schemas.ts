@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { MAX_ATTACHMENTS } from '#shared/messaging/attachments';
 import { reactionsInput } from '#shared/messaging/reactions';
-import { booleanField, cursorQuery, emptyMeansNull, idField, integerField, timestampField } from '#shared/http/fields';
+import { booleanField, cursorQuery, emptyMeansNull, idField, integerField, nameField, timestampField } from '#shared/http/fields';
 import { nested } from '#shared/util/object-schema';
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops those a handler never uses (docs/performance.md).
@@ -111,7 +111,7 @@ export const updateMessageBody = /* @__PURE__ */ (() =>
 /** POST /v1/files: what the upload will be; storage takes only a PUT of exactly this size and content type. */
 export const createFileBody = /* @__PURE__ */ (() =>
   v.strictObject({
-    name: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters')),
+    name: nameField(255),
     content_type: v.pipe(
       v.string(),
       v.maxLength(255, 'must be at most 255 characters'),

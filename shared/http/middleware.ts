@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Caller } from '#shared/data/tokens';
 import { corsHeaders } from '#shared/http/cors';
-import { isForm, loadFormParser, parseBody, prototypeKeyIn, unknownParameter, type MediaType } from '#shared/http/body';
+import { isForm, loadFormParser, parseBody, prototypeKeyIn, repeatedParameter, unknownParameter, type MediaType } from '#shared/http/body';
 import { validate, type Schema } from '#shared/http/validation';
 import { asApiError, internal } from '#shared/http/errors';
 import { errorResponse } from '#shared/http/response';
@@ -73,9 +73,13 @@ export const parseInput = (spec: { body: Schema<unknown>; query: Schema<unknown>
     const queryNames = [...Object.keys(event.queryStringParameters ?? {}), ...Object.keys(event.multiValueQueryStringParameters ?? {})];
     const forbidden = prototypeKeyIn(queryNames);
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'query');
-    (request.context as AuthedContext).input = {
+    const input = {
       body: validate(spec.body, raw, 'body'),
       query: validate(spec.query, event.queryStringParameters ?? {}, 'query'),
     };
+    // API Gateway hands over the last of a repeated parameter: which one the client meant is unknown, as for a typo.
+    const repeated = Object.entries(event.multiValueQueryStringParameters ?? {}).find(([, values]) => (values?.length ?? 0) > 1);
+    if (repeated) throw repeatedParameter(repeated[0]);
+    (request.context as AuthedContext).input = input;
   },
 });

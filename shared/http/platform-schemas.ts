@@ -1,13 +1,12 @@
 import * as v from 'valibot';
 import { MAX_GROUP_MEMBERS } from '#shared/data/group-members';
 import { MAX_TOKEN_SECONDS } from '#shared/data/tokens';
-import { cursorQuery, emptyMeansNull, idField, integerField } from '#shared/http/fields';
+import { cursorQuery, emptyMeansNull, idField, integerField, nameField } from '#shared/http/fields';
 import { httpsUrl } from '#shared/http/messaging-schemas';
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops those a handler never uses (docs/performance.md).
 
-const username = /* @__PURE__ */ (() =>
-  v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(64, 'must be at most 64 characters')))();
+const username = /* @__PURE__ */ (() => nameField(64))();
 
 /** E.164: a plus, a country code not starting with 0, at most 15 digits in all. */
 const phoneNumber = /* @__PURE__ */ (() =>
@@ -17,8 +16,7 @@ const phoneNumber = /* @__PURE__ */ (() =>
     v.regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 number such as +14155550100'),
   ))();
 
-const name = /* @__PURE__ */ (() =>
-  v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters')))();
+const name = /* @__PURE__ */ (() => nameField(255))();
 
 const webhookUrl = /* @__PURE__ */ (() =>
   v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(2048, 'is too long')))();

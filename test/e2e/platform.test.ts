@@ -130,6 +130,10 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
       [{}, 'username'],
       [{ username: '' }, 'username'],
       [{ username: 'x'.repeat(65) }, 'username'],
+      // Characters, not UTF-16 units: 65 emoji are too many (64 are taken, below); a NUL is no part of a name.
+      [{ username: '😀'.repeat(65) }, 'username'],
+      [{ username: 'x\u0000y' }, 'username'],
+      [{ username: 'x\ny' }, 'username'],
       [{ username: 'gail', phone_number: '5550100' }, 'phone_number'],
       [{ username: 'gail', avatar_url: 'http://example.com/a.png' }, 'avatar_url'],
       [{ username: 'gail', nickname: 'g' }, 'nickname'],
@@ -138,6 +142,10 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
       const res = await api.call('POST', '/v1/contacts', { ...asBackend(), json });
       expect({ json, status: res.status, param: res.body.error.param }).toEqual({ json, status: 400, param });
     }
+    const emoji = await api.call('POST', '/v1/contacts', { ...asBackend(), json: { username: '😀'.repeat(64) } });
+    expect(emoji.status).toBe(201);
+    const nul = await api.call('POST', '/v1/contacts', { ...asBackend(), json: { username: 'x\u0000y' } });
+    expect(nul.body.error.message).toBe('Invalid username: must not contain control characters');
     // A rename to a taken name is refused too; one to a free name frees the old one
     const gail = await aUser('gail');
     expect((await api.call('PUT', `/v1/contacts/${gail.id}`, { ...asBackend(), form: { username: 'Frank' } })).status).toBe(409);
@@ -153,6 +161,14 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(replay.status).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body.id).toBe(first.body.id);
+    // A parameter given twice is refused rather than taken as one of its values
+    const twice = await api.call('GET', '/v1/contacts?limit=1&limit=2', asBackend());
+    expect(twice.status).toBe(400);
+    expect(twice.body.error).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'limit',
+      message: 'Invalid limit: must be given once in the query',
+    });
     const page = await api.call('GET', '/v1/contacts', { ...asBackend(), query: { limit: 1 } });
     expect(page.body).toMatchObject({ has_more: true, data: [{ id: first.body.id }] });
     const next = await api.call('GET', '/v1/contacts', { ...asBackend(), query: { limit: 100, starting_after: first.body.id } });
