@@ -52,9 +52,10 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
 /**
- * The floor: a reader polling the table's stream in a loop of its own, as the
- * local runtime's reader does for this consumer (again at once after
- * records, after 25 ms after none), timed from sending a `PutItem` to reading its record.
+ * The floor: a reader polling the table's stream in a loop of its own (again
+ * at once after records, after 25 ms after none), timed from sending a
+ * `PutItem` to reading its record. The local runtime's readers poll less
+ * when idle and are woken by its own writes instead (scripts/local/stream-source.ts).
  */
 async function streamFloor(env: Record<string, string>, samples: number): Promise<number[]> {
   const config = {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { resetConfig } from '#shared/config';
-import { resetDb } from '#shared/db/client';
+import { extendDb, resetDb } from '#shared/db/client';
 import { corsOrigins } from '#shared/http/cors';
 import { recoverAfterRestart } from '#shared/email/outbox';
 import { recoverJobsAfterRestart } from '#shared/jobs/sweep';
@@ -20,7 +20,7 @@ import { ensureQueues, ensureTable } from './resources.ts';
 import { startRealtimeServer, type RunningRealtime } from './realtime-server.ts';
 import { startS3Server } from './s3-server.ts';
 import { startSqsEmulator } from './sqs.ts';
-import { startStreamSource, type StreamSourceOptions } from './stream-source.ts';
+import { startStreamSource, wakeStreamSources, type StreamSourceOptions } from './stream-source.ts';
 
 export interface LocalStackOptions {
   tableName?: string;
@@ -158,7 +158,20 @@ export function startWorkers(env: Record<string, string>, options: { waitSeconds
 }
 
 /** Runs every change-stream consumer the way Lambda's DynamoDB event source mapping would. */
-export function startStreams(env: Record<string, string>, options: Pick<StreamSourceOptions, 'checkpointFile' | 'from' | 'run'> = {}) {
+let wakeHooks = 0;
+/** The commands that change items (a failed one throws before waking anyone). */
+const WRITE_COMMAND = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
+
+export function startStreams(
+  env: Record<string, string>,
+  options: Pick<StreamSourceOptions, 'checkpointFile' | 'from' | 'run' | 'idleMs'> = {},
+) {
+  // Each write this process makes wakes the pollers: its change is read at once, and idle pollers ask rarely.
+  const unhook = extendDb(`wake-stream-sources-${++wakeHooks}`, (next, context) => async (args) => {
+    const out = await next(args);
+    if (WRITE_COMMAND.test(context.commandName ?? '')) wakeStreamSources();
+    return out;
+  });
   const sources = streams.map((consumer) =>
     startStreamSource(consumer, {
       endpoint: env.AWS_ENDPOINT_URL_DYNAMODB!,
@@ -170,7 +183,12 @@ export function startStreams(env: Record<string, string>, options: Pick<StreamSo
       checkpointFile: options.checkpointFile?.replace(/\.json$/, `-${consumer.name}.json`),
     }),
   );
-  return { stop: async () => void (await Promise.all(sources.map((s) => s.stop()))) };
+  return {
+    stop: async () => {
+      unhook();
+      await Promise.all(sources.map((s) => s.stop()));
+    },
+  };
 }
 
 /** Runs the scheduled functions on timers, as EventBridge rules would. */

@@ -22,7 +22,7 @@ export interface StreamSourceOptions {
   checkpointFile?: string;
   /** Without a checkpoint: from the oldest record kept (default), or only changes from now on (tests sharing a table). */
   from?: 'trim_horizon' | 'latest';
-  /** Pause between polls of a shard with nothing new. */
+  /** Pause between polls of a shard with nothing new (shortened by `wakeStreamSources`). */
   idleMs?: number;
   run?: Invoker;
 }
@@ -136,6 +136,22 @@ function lanes(records: _Record[], factor: number): _Record[][] {
   return [...Map.groupBy(records, laneOf).values()];
 }
 
+/** The idle pollers of this process (see wakeStreamSources). */
+const wakers = new Set<() => void>();
+
+/**
+ * Wakes every poller of this process to read its shards now: the local
+ * runtime calls it after each write its own handlers make (the table's
+ * writes come almost all from this process), so a change is read at once
+ * while an idle poller asks DynamoDB Local only a few times a second. It
+ * polled 40 times a second for each latency-sensitive consumer, which kept
+ * DynamoDB Local busy doing nothing.
+ */
+export const wakeStreamSources = () => wakers.forEach((wake) => wake());
+
+/** Idle polls when writes wake the pollers: what they still find is written by other processes (the admin command line). */
+export const WOKEN_IDLE_MS = { latencySensitive: 250, other: 500 };
+
 /**
  * What Lambda's DynamoDB event source mapping does, for one consumer, on
  * DynamoDB Local's stream: read each shard in order, invoke with a batch,
@@ -148,7 +164,7 @@ function lanes(records: _Record[], factor: number): _Record[][] {
 export function startStreamSource(consumer: StreamConsumer, options: StreamSourceOptions) {
   const client = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   const run = options.run ?? invokeSource;
-  const idleMs = options.idleMs ?? (consumer.latencySensitive ? 25 : 100);
+  const idleMs = options.idleMs ?? (consumer.latencySensitive ? WOKEN_IDLE_MS.latencySensitive : WOKEN_IDLE_MS.other);
   const replayMs = replayMsOf(consumer);
   const kept =
     options.checkpointFile && existsSync(options.checkpointFile)
@@ -176,11 +192,24 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     if (options.checkpointFile) writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
   };
   let running = true;
-  let sleeping: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
-  const sleep = (ms: number) =>
+  let sleeping: { timer: NodeJS.Timeout; resolve: () => void; idle: boolean } | undefined;
+  const sleep = (ms: number, idle = false) =>
     new Promise<void>((resolve) => {
-      sleeping = { timer: setTimeout(resolve, ms), resolve };
+      sleeping = { timer: setTimeout(resolve, ms), resolve, idle };
     });
+  const endSleep = () => {
+    if (!sleeping) return;
+    clearTimeout(sleeping.timer);
+    sleeping.resolve();
+  };
+  /** Written to since this pass began: the pass may have read before the write, so another follows at once. */
+  let woken = false;
+  const wake = () => {
+    woken = true;
+    // A retry's backoff is not cut short, only an idle pause.
+    if (sleeping?.idle) endSleep();
+  };
+  wakers.add(wake);
 
   const iterators = new Map<string, string | null>();
   const failures = new Map<string, number>();
@@ -300,6 +329,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
 
   const loop = (async () => {
     while (running) {
+      woken = false;
       try {
         if (!streamArn || Date.now() - described > 5_000) await describe();
         let busy = false;
@@ -310,7 +340,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
           if (shard.ParentShardId && open.has(shard.ParentShardId) && iterators.get(shard.ParentShardId) !== null) continue;
           busy = (await pollShard(shard)) || busy;
         }
-        if (!busy && running) await sleep(idleMs);
+        if (!busy && running && !woken) await sleep(idleMs, true);
       } catch (error) {
         if (!running) break;
         console.error(`[${consumer.name}] stream poll failed`, (error as Error).message);
@@ -325,10 +355,8 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
   return {
     stop: async () => {
       running = false;
-      if (sleeping) {
-        clearTimeout(sleeping.timer);
-        sleeping.resolve();
-      }
+      wakers.delete(wake);
+      endSleep();
       await loop;
       client.destroy();
     },

@@ -23,9 +23,11 @@ export interface StreamConsumer {
   /** Posts to the realtime API's connections (its callback URL, execute-api:ManageConnections); absent where there is no WebSocket API. */
   realtime?: boolean;
   /**
-   * Locally, poll an idle stream every 25 ms instead of 100 ms: for the
-   * consumer whose latency a person watches (a chat client's frame). Lambda
-   * itself polls a shard about four times a second.
+   * Locally, an idle stream is polled every 250 ms instead of 500 ms (the
+   * runtime's own writes wake the readers at once): for the consumer whose
+   * latency a person watches (a chat client's frame), as changes written
+   * by another process (the admin command line) go. Lambda itself polls a
+   * shard about four times a second.
    */
   latencySensitive?: boolean;
   sortKeys: { exact: readonly string[]; prefix: readonly string[] };

@@ -3,6 +3,7 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { db, tableName } from '#shared/db/client';
 import { streams } from '#shared/routes';
+import { startStreams } from '../../scripts/local/runtime.ts';
 import { startStreamSource } from '../../scripts/local/stream-source.ts';
 import { eventually } from '../steps/eventually.ts';
 import { onTableOfItsOwn } from '../steps/own-table.ts';
@@ -35,6 +36,33 @@ describe('the local stream source', () => {
       expect(received).toEqual(['MSG#1', 'CONV', '#MSG#3', 'LIST', 'MSG#sentinel']);
     } finally {
       await source.stop();
+    }
+  });
+
+  it('reads a change this process writes at once, though idle pollers would not look again for a minute', async () => {
+    // Given the runtime's consumers, idle for 60 s between polls, their invocations recorded
+    const received = new Set<string>();
+    const sources = startStreams(process.env as Record<string, string>, {
+      idleMs: 60_000,
+      run: async (_fn, event) => {
+        for (const r of (event as DynamoDBStreamEvent).Records) received.add(r.dynamodb!.Keys!.pk!.S!);
+        return { batchItemFailures: [] };
+      },
+    });
+    try {
+      // When this process writes one change after another, each once the last has been read
+      for (let i = 0; i < 3; i++) {
+        const pk = `STREAM#WOKEN#${i}`;
+        await db().send(new PutCommand({ TableName: tableName(), Item: { pk, sk: 'CONV' } }));
+        // Then each is read within seconds: its write woke the pollers
+        await eventually(() => received.has(pk), {
+          what: `change ${i}, read before the next idle poll`,
+          timeoutMs: 10_000,
+          intervalMs: 20,
+        });
+      }
+    } finally {
+      await sources.stop();
     }
   });
 });
