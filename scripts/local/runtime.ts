@@ -157,11 +157,11 @@ export function startWorkers(env: Record<string, string>, options: { waitSeconds
   };
 }
 
-/** Runs every change-stream consumer the way Lambda's DynamoDB event source mapping would. */
 let wakeHooks = 0;
 /** The commands that change items (a failed one throws before waking anyone). */
 const WRITE_COMMAND = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
 
+/** Runs every change-stream consumer the way Lambda's DynamoDB event source mapping would. */
 export function startStreams(
   env: Record<string, string>,
   options: Pick<StreamSourceOptions, 'checkpointFile' | 'from' | 'run' | 'idleMs'> = {},
