@@ -29,8 +29,16 @@ import { describeError, logger } from '#shared/util/logger';
  * reads on from the byte the next row starts at (an HTTP range read).
  */
 
-/** Rows per `addToList` call: the most one call takes. */
-export const CHUNK_ROWS = 100;
+/**
+ * Rows per `addToList` call. An add's own work (the account read, the
+ * sequence reservation, the counts, the outbox's move to the due index, the
+ * chunk's hold and the import's progress) is the same for 100 rows or 500,
+ * so fewer, larger chunks make fewer calls: 10,000 rows imported in 1.84×
+ * the floor's time instead of 2.64× (`bench/list-import.ts`, same run of
+ * the floor). A chunk's rows are one list add of several transactions
+ * (`storeEmails`), stored in a second or two; 1,000 gained nothing more.
+ */
+export const CHUNK_ROWS = 500;
 /** A PUT that began just before its URL expired may still be arriving. */
 const UPLOAD_GRACE_SECONDS = 5 * 60;
 /**
