@@ -172,23 +172,31 @@ export function startStreams(
     if (WRITE_COMMAND.test(context.commandName ?? '')) wakeStreamSources();
     return out;
   });
-  const sources = streams.map((consumer) =>
-    startStreamSource(consumer, {
-      endpoint: env.AWS_ENDPOINT_URL_DYNAMODB!,
-      region: env.AWS_REGION ?? REGION,
-      credentials,
-      tableName: env.TABLE_NAME!,
-      ...options,
-      // One checkpoint file per consumer.
-      checkpointFile: options.checkpointFile?.replace(/\.json$/, `-${consumer.name}.json`),
-    }),
-  );
-  return {
-    stop: async () => {
-      unhook();
-      await Promise.all(sources.map((s) => s.stop()));
-    },
+  const sources: ReturnType<typeof startStreamSource>[] = [];
+  const stop = async () => {
+    unhook();
+    await Promise.all(sources.map((s) => s.stop()));
   };
+  try {
+    for (const consumer of streams) {
+      sources.push(
+        startStreamSource(consumer, {
+          endpoint: env.AWS_ENDPOINT_URL_DYNAMODB!,
+          region: env.AWS_REGION ?? REGION,
+          credentials,
+          tableName: env.TABLE_NAME!,
+          ...options,
+          // One checkpoint file per consumer.
+          checkpointFile: options.checkpointFile?.replace(/\.json$/, `-${consumer.name}.json`),
+        }),
+      );
+    }
+  } catch (error) {
+    // An unreadable checkpoint file: nothing of this call is left polling or hooked.
+    void stop();
+    throw error;
+  }
+  return { stop };
 }
 
 /** Runs the scheduled functions on timers, as EventBridge rules would. */

@@ -129,6 +129,25 @@ export async function finishJob(ref: Ref, chain: string, keep: boolean): Promise
   }
 }
 
+/** How long past its due time a job handed to a queued message waits for it before the sweeper may take it up. */
+export const HANDOVER_SLACK_MS = 60_000;
+
+/**
+ * Hands a job from `chain` to `next`, whose message is queued for `dueMs`:
+ * only `next` claims it until a minute after that, so no other chain (the
+ * sweeper's, a late duplicate) starts beside it; the sweeper takes it up
+ * only if that message never comes. False when `chain` no longer holds it.
+ */
+export function handOverJob(ref: Ref, chain: string, next: string, dueMs: number): Promise<boolean> {
+  const until = dueMs + HANDOVER_SLACK_MS;
+  return conditionHeld(
+    updateItem(
+      keyOf(ref),
+      update().set`lease_owner = ${next}, lease_until = ${until}, gsi2sk = ${dueAt(until)}`.when`lease_owner = ${chain}`,
+    ),
+  );
+}
+
 /** Lets a job go, due again at `dueMs`: the sweeper takes it up from then. */
 export async function releaseJob(ref: Ref, chain: string, dueMs: number): Promise<void> {
   await conditionHeld(

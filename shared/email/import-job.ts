@@ -42,8 +42,8 @@ export const CHUNK_ROWS = 500;
 /** A PUT that began just before its URL expired may still be arriving. */
 const UPLOAD_GRACE_SECONDS = 5 * 60;
 /**
- * How long a run holds a chunk before another may take it over: a chunk of
- * 100 rows is stored in well under a second, and only one chain runs the job
+ * How long a run holds a chunk before another may take it over: a chunk is
+ * stored in a second or two (locally; less on AWS), and only one chain runs the job
  * at a time (its lease), so the hold matters when a run died with the chunk
  * half stored. Its end is when the next run may continue the chunk. Taken
  * over early, a slow run stops at its next write (the hold's token).

@@ -22,8 +22,9 @@ import { describeError, logger } from '#shared/util/logger';
  * when a presigned upload completes (an S3 event notification would add
  * resources to a stack at its budget, and would work differently under
  * the local server), so the job looks for the object and, while it
- * is absent, lets itself go for another 15 s; the sweeper's minute pass
- * brings it back. A GET that finds the object starts it at once.
+ * is absent, lets itself go for another 15 s, queued for then (the
+ * sweeper brings it back if that send fails). A GET that finds the object
+ * starts it at once.
  */
 
 /** How long the upload URL works. */

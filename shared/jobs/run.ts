@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { advanceJob, finishJob, jobItem, jobRecordPut, releaseJob } from '#shared/data/jobs';
+import { advanceJob, finishJob, handOverJob, jobItem, jobRecordPut, releaseJob } from '#shared/data/jobs';
 import { txPut, type TransactItem } from '#shared/db/batch';
 import type { Job, JobKind } from '#shared/jobs/kind';
 import { JOB_QUEUES, type JobName } from '#shared/jobs/names';
@@ -50,20 +50,49 @@ export const enqueueJob = (job: JobMessage) => sendJson(queueUrl(job.kind), mess
 /** The longest delay SQS gives a message. */
 const MAX_DELAY_SECONDS = 900;
 
+/** Seconds until `dueMs`, when SQS can delay a message that long (at most 15 minutes). */
+function delayUntil(dueMs: number): number | undefined {
+  const seconds = Math.max(0, Math.ceil((dueMs - Date.now()) / 1000));
+  return seconds <= MAX_DELAY_SECONDS ? seconds : undefined;
+}
+
 /**
- * A job held by no chain and due within the queue's reach (SQS delays a
- * message at most 15 minutes) is queued for then, for a new chain (a record
- * no chain holds is claimed by any): it runs when due, not at the sweeper's
- * next pass after that. If the send fails, the sweeper still takes it up
- * when due; if both bring it, the second finds it claimed and stops.
+ * A new job held by no chain and due within the queue's reach is queued
+ * for then, for a new chain (a record no chain holds is claimed by any): it
+ * runs when due, not at the sweeper's next pass after that. If the send
+ * fails, the sweeper takes it up when due; if both bring it, the one that
+ * claims it second finds it held and stops, and the first hands it on
+ * (`later`), so two chains never go on side by side.
  */
 export async function enqueueWhenDue(job: JobMessage, dueMs: number): Promise<void> {
-  const delaySeconds = Math.max(0, Math.ceil((dueMs - Date.now()) / 1000));
-  if (delaySeconds > MAX_DELAY_SECONDS) return;
+  const delaySeconds = delayUntil(dueMs);
+  if (delaySeconds === undefined) return;
   try {
     await sendJsonBatch(queueUrl(job.kind), [messageOf({ ...job, chain: randomUUID() })], delaySeconds);
   } catch (error) {
     logger.warn('job left to the sweeper until due', { ...described(job), ...describeError(error) });
+  }
+}
+
+/**
+ * A job whose step asks to run again at `dueMs`: within the queue's reach,
+ * it is handed to a new chain whose message is queued for then (the record
+ * held by that chain, so neither the sweeper nor a late duplicate starts
+ * another beside it); beyond it, or if the send fails, it is let go, due
+ * then, for the sweeper. No chain waits for it meanwhile.
+ */
+async function later(job: Job<unknown>, dueMs: number): Promise<void> {
+  const delaySeconds = delayUntil(dueMs);
+  const next = randomUUID();
+  if (delaySeconds === undefined || !(await handOverJob(job, job.chain, next, dueMs))) {
+    await releaseJob(job, job.chain, dueMs);
+    return;
+  }
+  try {
+    await sendJsonBatch(queueUrl(job.kind), [messageOf({ ...job, chain: next })], delaySeconds);
+  } catch (error) {
+    logger.warn('job left to the sweeper until due', { ...described(job), ...describeError(error) });
+    await releaseJob(job, next, dueMs).catch(() => undefined);
   }
 }
 
@@ -85,10 +114,9 @@ export async function runJob<P>(kind: JobKind<P>, job: Job<P>, deadline: number)
       job.cursor = step.cursor;
     }
     if (step.againAtMs !== undefined && !step.done) {
-      // No chain waits for it meanwhile. (A purge done before its settle time is not queued: only its record is
-      // left to drop, which the sweeper does, and every delete would pay a queue send for it.)
-      await releaseJob(job, job.chain, step.againAtMs);
-      await enqueueWhenDue(job, step.againAtMs);
+      // (A purge done before its settle time is only released: its record is all that is left to drop, which the
+      // sweeper does, and every delete would pay a queue send for it.)
+      await later(job, step.againAtMs);
       return 'later';
     }
     if (step.done) {

@@ -245,13 +245,16 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
       expect((await claimChunk(judged, 0, rows.slice(0, CHUNK_ROWS), 2)).kind).toBe('claimed');
       // When the job's next run finds the chunk held
       expect(await runJob(listImport, job, Date.now() + 60_000)).toBe('later');
-      // Then the queue's worker takes it up once the hold has ended (no sweeper runs here) and counts every row once
+      // And no other chain (the sweeper's, a late duplicate message) can start it beside the one queued for then
+      expect(await claimJob(ref, 'a-late-duplicate')).toBeUndefined();
+      // Then the queue's worker takes it up once the hold has ended (no sweeper runs here), well before the first look
+      // queued at creation (15 s), and counts every row once
       const done = await eventually(
         async () => {
           const shown = (await show(list.id, imp.id)).body;
           return shown.status === 'completed' && shown;
         },
-        { what: 'the import completed from the queue', timeoutMs: 20_000 },
+        { what: 'the import completed from the queue', timeoutMs: 8_000 },
       );
       expect(done).toMatchObject({ row_count: 150, accepted_count: 150, rejected_count: 0 });
       expect((await getList(list.id)).email_count).toBe(150);
