@@ -1776,13 +1776,13 @@ export interface components {
       [key: string]: components['schemas']['ReactionContact'][] | components['schemas']['ReactionContact'] | '' | null;
     };
     CreateContactRequest: {
-      /** @description 1 to 64 characters, unique in the account ignoring case. */
+      /** @description 1 to 64 characters (code points), no control characters, unique in the account ignoring case. */
       username: string;
       phone_number?: components['schemas']['PhoneNumberInput'];
       avatar_url?: components['schemas']['AvatarUrlInput'];
     };
     UpdateContactRequest: {
-      /** @description 1 to 64 characters, unique in the account ignoring case. */
+      /** @description 1 to 64 characters (code points), no control characters, unique in the account ignoring case. */
       username?: string;
       phone_number?: components['schemas']['PhoneNumberInput'];
       avatar_url?: components['schemas']['AvatarUrlInput'];
@@ -1796,13 +1796,13 @@ export interface components {
       expires_in?: number | string;
     };
     CreateGroupRequest: {
-      /** @description 1 to 255 characters. */
+      /** @description 1 to 255 characters (code points), no control characters. */
       name: string;
       /** @description Up to 1,000 contact ids of the account, its first members (form: `members[]=ct_...&members[]=ct_...`). */
       members?: components['schemas']['IdInput'][];
     };
     UpdateGroupRequest: {
-      /** @description 1 to 255 characters. */
+      /** @description 1 to 255 characters (code points), no control characters. */
       name?: string;
     };
     AddGroupMemberRequest: {
@@ -1830,7 +1830,7 @@ export interface components {
       deliverability?: ('deliverable' | 'undeliverable' | 'risky' | 'unknown')[];
     };
     CreateEmailListRequest: {
-      /** @description 1 to 200 characters, not only whitespace. */
+      /** @description 1 to 200 characters (code points), not only whitespace, no control characters. */
       name: string;
       /** @description At most 2,000 characters. */
       description?: string;
