@@ -99,11 +99,18 @@ export const jobRecordPut = (r: NewRecord, chain: string): TransactItem => txPut
  * call: at most one chain works on a job at a time. Undefined when the job
  * is finished or another chain holds an unexpired lease.
  */
-export async function claimJob(ref: Ref, chain: string): Promise<JobRecord | undefined> {
+export async function claimJob(
+  ref: Ref,
+  chain: string,
+  /** Also take it from a chain it was handed to whose message has not run yet (`handOverJob`): a client asked for it now. */
+  options: { fromQueued?: boolean } = {},
+): Promise<JobRecord | undefined> {
   const now = Date.now();
   const until = now + LEASE_MS;
-  const claim = update().set`lease_owner = ${chain}, lease_until = ${until}, gsi2sk = ${dueAt(until)}`
-    .when`attribute_exists(gsi2pk) AND (attribute_not_exists(lease_until) OR lease_until < ${now} OR lease_owner = ${chain})`;
+  const claim = update().set`lease_owner = ${chain}, lease_until = ${until}, gsi2sk = ${dueAt(until)}`.remove`lease_queued`;
+  if (options.fromQueued)
+    claim.when`attribute_exists(gsi2pk) AND (attribute_not_exists(lease_until) OR lease_until < ${now} OR lease_owner = ${chain} OR lease_queued = ${true})`;
+  else claim.when`attribute_exists(gsi2pk) AND (attribute_not_exists(lease_until) OR lease_until < ${now} OR lease_owner = ${chain})`;
   const item = await unlessConditionFails(updateItem(keyOf(ref), claim, 'ALL_NEW'));
   return item && toRecord(item);
 }
@@ -123,7 +130,9 @@ export function advanceJob(ref: Ref, chain: string, cursor: number): Promise<boo
 /** A finished job leaves the pending index and its record is deleted, or kept (`keep`) for what reads it later. */
 export async function finishJob(ref: Ref, chain: string, keep: boolean): Promise<void> {
   if (keep) {
-    await conditionHeld(updateItem(keyOf(ref), update().remove`gsi2pk, gsi2sk, lease_owner, lease_until`.when`lease_owner = ${chain}`));
+    await conditionHeld(
+      updateItem(keyOf(ref), update().remove`gsi2pk, gsi2sk, lease_owner, lease_until, lease_queued`.when`lease_owner = ${chain}`),
+    );
   } else {
     await conditionHeld(deleteItem(keyOf(ref), condition`lease_owner = ${chain}`));
   }
@@ -137,13 +146,16 @@ export const HANDOVER_SLACK_MS = 60_000;
  * only `next` claims it until a minute after that, so no other chain (the
  * sweeper's, a late duplicate) starts beside it; the sweeper takes it up
  * only if that message never comes. False when `chain` no longer holds it.
+ * Marked `lease_queued` until that message claims it: a client's request
+ * may take it over sooner (`fromQueued`), as no run is under way.
  */
 export function handOverJob(ref: Ref, chain: string, next: string, dueMs: number): Promise<boolean> {
   const until = dueMs + HANDOVER_SLACK_MS;
   return conditionHeld(
     updateItem(
       keyOf(ref),
-      update().set`lease_owner = ${next}, lease_until = ${until}, gsi2sk = ${dueAt(until)}`.when`lease_owner = ${chain}`,
+      update().set`lease_owner = ${next}, lease_until = ${until}, gsi2sk = ${dueAt(until)}, lease_queued = ${true}`
+        .when`lease_owner = ${chain}`,
     ),
   );
 }
@@ -151,7 +163,10 @@ export function handOverJob(ref: Ref, chain: string, next: string, dueMs: number
 /** Lets a job go, due again at `dueMs`: the sweeper takes it up from then. */
 export async function releaseJob(ref: Ref, chain: string, dueMs: number): Promise<void> {
   await conditionHeld(
-    updateItem(keyOf(ref), update().set`gsi2sk = ${dueAt(dueMs)}`.remove`lease_owner, lease_until`.when`lease_owner = ${chain}`),
+    updateItem(
+      keyOf(ref),
+      update().set`gsi2sk = ${dueAt(dueMs)}`.remove`lease_owner, lease_until, lease_queued`.when`lease_owner = ${chain}`,
+    ),
   );
 }
 
@@ -168,7 +183,10 @@ export async function getJob(ref: Ref): Promise<JobRecord | undefined> {
  */
 export async function releaseHeldJob(ref: Ref): Promise<void> {
   await conditionHeld(
-    updateItem(keyOf(ref), update().set`gsi2sk = ${dueAt(Date.now())}`.remove`lease_owner, lease_until`.when`attribute_exists(gsi2pk)`),
+    updateItem(
+      keyOf(ref),
+      update().set`gsi2sk = ${dueAt(Date.now())}`.remove`lease_owner, lease_until, lease_queued`.when`attribute_exists(gsi2pk)`,
+    ),
   );
 }
 

@@ -134,7 +134,8 @@ async function startNow(accountId: string, importId: string): Promise<void> {
   const ref = { accountId, subject: importSubject(importId) };
   const chain = randomUUID();
   try {
-    if (!(await claimJob(ref, chain))) return;
+    // Taken from the chain its next look is queued for, if it waits: the file is there now.
+    if (!(await claimJob(ref, chain, { fromQueued: true }))) return;
     await enqueueJob({ kind: 'list-import', ...ref, chain }).catch(async (error) => {
       // Due now instead: the sweeper's next pass starts it.
       logger.warn('import start deferred to the sweeper', describeError(error));

@@ -226,6 +226,29 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     expect(done).toBe(true);
   });
 
+  // Once: it drives the job in-process.
+  it.runIf(transport === 'handler')('starts at once when a GET finds the file, though the next look is queued for later', async () => {
+    // Given an import whose job looked for its file before the upload, and queued its next look (15 s on)
+    const list = await newList();
+    const imp = await createImport(list.id);
+    const ref = { accountId: t.accountId, subject: importSubject(imp.id) };
+    const record = await claimJob(ref, 'first-look');
+    const job = { ...record!, kind: listImport.name, payload: { listId: list.id, importId: imp.id }, chain: 'first-look' };
+    expect(await runJob(listImport, job, Date.now() + 60_000)).toBe('later');
+    // When the file is uploaded and the client GETs the import
+    await upload(imp, 'asked@example.com\n');
+    expect((await show(list.id, imp.id)).body.status).toBe('importing');
+    // Then it is imported well before that next look
+    const done = await eventually(
+      async () => {
+        const shown = (await show(list.id, imp.id)).body;
+        return shown.status === 'completed' && shown;
+      },
+      { what: 'the import started by the GET', timeoutMs: 8_000 },
+    );
+    expect(done).toMatchObject({ accepted_count: 1 });
+  });
+
   // Once: it drives the job in-process, and waits out a hold.
   it.runIf(transport === 'handler')(
     'takes up a chunk a dead run held as soon as its hold ends, from the queue, with no sweeper pass',
