@@ -11,9 +11,9 @@
  * trips and write units per 100-address add").
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client';
-import { withEmailStack } from './list-floor.ts';
+import { rawBatchPuts, withEmailStack } from './list-floor.ts';
 
 const ITEMS = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 31);
@@ -30,16 +30,7 @@ const items = () => {
 };
 
 const kinds: Record<string, () => Promise<void>> = {
-  batch: async () => {
-    const all = items();
-    for (let i = 0; i < all.length; i += 25) {
-      let pending = all.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-      while (pending.length) {
-        const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
-        pending = (out.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
-      }
-    }
-  },
+  batch: () => rawBatchPuts(items()),
   transactions: async () => {
     const all = items();
     await Promise.all(

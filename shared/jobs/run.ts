@@ -66,11 +66,17 @@ function delayUntil(dueMs: number): number | undefined {
  */
 export async function enqueueWhenDue(job: JobMessage, dueMs: number): Promise<void> {
   const delaySeconds = delayUntil(dueMs);
-  if (delaySeconds === undefined) return;
+  if (delaySeconds !== undefined) await sendDelayed({ ...job, chain: randomUUID() }, delaySeconds);
+}
+
+/** Queues the job's message for `chain` after `delaySeconds`; false (logged) when the send failed and the sweeper must bring it. */
+async function sendDelayed(job: JobMessage, delaySeconds: number): Promise<boolean> {
   try {
-    await sendJsonBatch(queueUrl(job.kind), [messageOf({ ...job, chain: randomUUID() })], delaySeconds);
+    await sendJsonBatch(queueUrl(job.kind), [messageOf(job)], delaySeconds);
+    return true;
   } catch (error) {
     logger.warn('job left to the sweeper until due', { ...described(job), ...describeError(error) });
+    return false;
   }
 }
 
@@ -83,17 +89,11 @@ export async function enqueueWhenDue(job: JobMessage, dueMs: number): Promise<vo
  */
 async function later(job: Job<unknown>, dueMs: number): Promise<void> {
   const delaySeconds = delayUntil(dueMs);
+  if (delaySeconds === undefined) return releaseJob(job, job.chain, dueMs);
   const next = randomUUID();
-  if (delaySeconds === undefined || !(await handOverJob(job, job.chain, next, dueMs))) {
-    await releaseJob(job, job.chain, dueMs);
-    return;
-  }
-  try {
-    await sendJsonBatch(queueUrl(job.kind), [messageOf({ ...job, chain: next })], delaySeconds);
-  } catch (error) {
-    logger.warn('job left to the sweeper until due', { ...described(job), ...describeError(error) });
-    await releaseJob(job, next, dueMs).catch(() => undefined);
-  }
+  // Not handed over: another chain holds it now and carries on.
+  if (!(await handOverJob(job, job.chain, next, dueMs))) return;
+  if (!(await sendDelayed({ ...job, chain: next }, delaySeconds))) await releaseJob(job, next, dueMs).catch(() => undefined);
 }
 
 /** Queues jobs on their kinds' queues, ten to a call. */
