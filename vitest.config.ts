@@ -1,4 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+
+// `npm test` picks a supported Node by itself; `npx vitest` runs on whatever Node is first on PATH, and on an older one
+// the suite would fail deep inside (Map.groupBy, middy 7) rather than say why.
+const engines = (JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')) as { engines: { node: string } }).engines.node;
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+const [wantMajor = 0, wantMinor = 0] = (/\d+(?:\.\d+)?/.exec(engines)?.[0] ?? '0').split('.').map(Number);
+if (major < wantMajor || (major === wantMajor && minor < wantMinor))
+  throw new Error(
+    `Node ${process.versions.node} is older than the project needs (${engines}): run \`npm test -- <file>\`, which picks a supported Node, or put one first on PATH`,
+  );
 
 export default defineConfig({
   test: {

@@ -103,6 +103,24 @@ describe('npm start and npm test on an older Node', () => {
     expect(run.code).toBe(7);
   });
 
+  it('are what a single file needs there too: vitest started directly on Node 20 refuses at once and says what to run', () => {
+    // When vitest itself is started with Node 20 (npx vitest run <file> on a machine whose Node is 20)
+    let failed: { status: number | null; stderr: string } = { status: 0, stderr: '' };
+    try {
+      execFileSync(oldNode, ['node_modules/vitest/vitest.mjs', 'run', 'test/unit/reactions.test.ts'], {
+        cwd: ROOT,
+        stdio: 'pipe',
+        timeout: 60_000,
+      });
+    } catch (error) {
+      failed = error as { status: number | null; stderr: string };
+    }
+
+    // Then it fails before any test, naming the Node it found, the range needed and the command that works
+    expect(failed.status).not.toBe(0);
+    expect(String(failed.stderr)).toContain(`older than the project needs (${ENGINES}): run \`npm test -- <file>\``);
+  }, 90_000);
+
   it('pass SIGTERM on to the line, which stops as it chooses', async () => {
     // When the wrapper on Node 20 is sent SIGTERM once the line is running
     const run = await wrapped(oldNode, WAITS_FOR_SIGTERM, [], (pid) => process.kill(pid, 'SIGTERM'));
