@@ -28,7 +28,7 @@ export interface FunctionSpec {
   validates?: boolean;
   /** Opens webhook secrets: kms:Decrypt on the webhook key. */
   decrypts?: boolean;
-  /** Seals new webhook secrets: kms:Encrypt on the webhook key. */
+  /** Seals secrets (kms:Encrypt on the webhook key) and opens its idempotent replays' (kms:Decrypt of the replay context). */
   seals?: boolean;
   /** What the function is for (an API route: its method, path and credential). */
   description?: string;
@@ -54,7 +54,7 @@ export const FILE_ACTIONS: Record<FileAccess, readonly string[]> = {
 export interface FunctionDeps {
   functionsDir: string;
   table: ITable;
-  /** Seals the webhook endpoints' secrets (shared/webhooks/secrets.ts). */
+  /** Seals the webhook endpoints' secrets and the credentials in idempotent creates' answers (shared/util/sealing.ts). */
   webhookKey: IKey;
   queues: Record<QueueName, IQueue>;
   /** The files' private bucket (POST /v1/files uploads, message attachments). */
@@ -120,7 +120,21 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
 
   if (spec.decrypts) deps.webhookKey.grantDecrypt(fn);
   // Encrypt alone: a new secret is sealed with one call (grantEncrypt would add data-key and re-encrypt wildcards).
-  if (spec.seals) deps.webhookKey.grant(fn, 'kms:Encrypt');
+  if (spec.seals) {
+    deps.webhookKey.grant(fn, 'kms:Encrypt');
+    // A replay of an idempotent create opens the credential it sealed in its record, and only that: a webhook's own
+    // secret is sealed under the `webhook` context, which this statement does not match (shared/util/sealing.ts).
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['kms:Decrypt'],
+        resources: [deps.webhookKey.keyArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['replay'] },
+          Null: { 'kms:EncryptionContextKeys': 'false' },
+        },
+      }),
+    );
+  }
   if (spec.decrypts || spec.seals) fn.addEnvironment('WEBHOOK_KMS_KEY_ID', deps.webhookKey.keyArn);
 
   for (const name of new Set(spec.sends ?? [])) {

@@ -7,7 +7,7 @@ export interface GrantProfile {
   table?: TableAccess;
   sends?: readonly QueueName[];
   decrypts?: boolean;
-  /** Seals new webhook secrets: kms:Encrypt on the webhook key. */
+  /** Seals secrets (kms:Encrypt on the webhook key) and opens its idempotent replays' (kms:Decrypt of the replay context). */
   seals?: boolean;
   /** Posts to the realtime API's connections; the caller grants it once the stage exists. */
   manages?: boolean;

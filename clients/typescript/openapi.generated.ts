@@ -21,6 +21,8 @@ export interface paths {
     /**
      * Open a conversation
      * @description Exactly one of `contact_id` or `group_id` (none or both: `400`). It must name an existing contact or group of the account, else `404` with `param` naming it; `contact_id` may not be the authenticated user's own contact (`400`, `param` `contact_id`). If the authenticated user already has a conversation with that contact or group it is returned with `200` instead of creating a duplicate (another user's conversation with the same contact is theirs, never returned); a new one answers `201` with `is_pinned` and `is_muted` false and `pinned_message_id`, `archived_at`, `last_active_at` and `last_opened_at` null.
+     *
+     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response (header `Idempotent-Replayed: true`); the same key with different parameters is a `422`, and while the first request is still running a `409`.
      */
     post: operations['createConversation'];
     delete?: never;
@@ -79,7 +81,7 @@ export interface paths {
      *
      *     **Delivery.** The message is delivered to every other participant of the thread: the other contact of a one-to-one conversation, or every member of the group at the time it is sent (a sender who is no longer a member, or whose group was deleted, gets `404` naming `conversation_id`, as for a thread they never had). Each reads it in their own conversation with the sender (or the group), opened for them on first delivery with the documented defaults, with its `unread_count` one higher. The message has the same `id` for every participant; `conversation_id` is the reader's own conversation and `contact` the sender. Every participant's `last_active_at` moves to the message's time. A one-to-one delivery is part of the send itself; a group's may finish a few seconds after the response (from a queue), exactly once per member.
      *
-     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing; the same key with different parameters is a `422`, and while the first request is still running a `409`. Keys are scoped to the token's user (its account and contact): another user's request with the same key is a request of its own, never a replay.
+     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing; the same key with different parameters is a `422`, and while the first request is still running a `409`. Keys are scoped to the token's account: another user of the account sending under a key already used is a `422` (a request is compared with its sender too), never a replay of someone else's answer.
      *
      *     Attachments count towards the message's size budget (see `PUT /v1/messages/{id}`); past it: `400` `message_too_large`.
      */
@@ -230,7 +232,7 @@ export interface paths {
     post?: never;
     /**
      * Revoke a user token
-     * @description Revokes one of the contact's tokens and answers the token as it now stands, with `revoked_at` set (not the `{"id", "deleted"}` shape: the token stays listed as revoked). Revoking it again keeps the first `revoked_at`. The token is refused with `401` from the next request on; on AWS, where API Gateway keeps the authorizer's answer for a token up to `AUTH_CACHE_SECONDS` (60 by default), within that time. A token of another contact, or an unknown one, is a `404` (`param` `token_id`); an unknown contact a `404` (`param` `id`).
+     * @description Revokes one of the contact's tokens and answers as every delete does, `{"id", "deleted": true}`, with the token as it now stands beside it (`revoked_at` set: the token stays listed as revoked). Revoking it again answers the same, keeping the first `revoked_at`. The token is refused with `401` from the next request on; on AWS, where API Gateway keeps the authorizer's answer for a token up to `AUTH_CACHE_SECONDS` (60 by default), within that time. A token of another contact, or an unknown one, is a `404` (`param` `token_id`); an unknown contact a `404` (`param` `id`).
      */
     delete: operations['revokeContactToken'];
     options?: never;
@@ -459,6 +461,8 @@ export interface paths {
     /**
      * Create a file upload
      * @description Announces an upload: its `name`, `content_type` and exact `size` in bytes (1 to `MAX_FILE_BYTES`, 25 MiB unless the deployment says otherwise; a deployment may also limit the content types, `FILE_CONTENT_TYPES`). The answer holds a presigned `PUT` (`upload`), valid at most one hour: send the bytes to `upload.url` with every header of `upload.headers`. Storage itself refuses the request for any other size, content type or header (`403`), so the file is what was announced. The file is `pending` until its bytes are there, then `uploaded`; attach it to a message with `attachments[0][file_id]`. Only the uploader sees and attaches it. A file never attached is deleted after 24 hours; one whose last message is deleted, or whose last attachment is removed, within a minute.
+     *
+     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response (header `Idempotent-Replayed: true`, the same file and upload) and creates nothing; the same key with different parameters is a `422`, and while the first request is still running a `409`.
      */
     post: operations['createFile'];
     delete?: never;
@@ -1064,8 +1068,19 @@ export interface components {
       has_more: boolean;
       data: components['schemas']['Contact'][];
     };
+    /** @description The answer to a revoke: a delete's `{"id", "deleted": true}` with the token beside it; never the token itself. */
+    RevokedToken: {
+      id: components['schemas']['TokenId'];
+      /** @enum {boolean} */
+      deleted: true;
+      contact_id: components['schemas']['ContactId'];
+      created_at: components['schemas']['Timestamp'];
+      /** @description When the token stops working; null when it does not expire. */
+      expires_at: number | null;
+      revoked_at: components['schemas']['Timestamp'];
+    };
     /**
-     * @description A user token as listed and revoked; never the token itself.
+     * @description A user token as listed; never the token itself.
      * @example {
      *       "id": "tok_01JD5RB2C3D4E5F6G7H8J9K0M1",
      *       "contact_id": "ct_01JD5R7X1Y2Z3A4B5C6D7E8F9G",
@@ -2331,7 +2346,7 @@ export interface components {
     EmailListIdPath: number;
     /** @description Page number, 1 to `totalPages`; absent means 1. Pages hold 100 items (not configurable). Below 1 or above `totalPages`: `400` (`page_out_of_range`); not a string of digits (`-1`, `1.5`, `two`, an empty value): `400` (`parameter_invalid`). Both name `param` `page`. */
     Page: number;
-    /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+    /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
     IdempotencyKey: string;
   };
   requestBodies: never;
@@ -2396,7 +2411,10 @@ export interface operations {
   createConversation: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2407,20 +2425,22 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The conversation already existed; it is returned unchanged. */
+      /** @description The conversation already existed; it is returned unchanged (or, on a replay, the first request found it). */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Conversation'];
         };
       };
-      /** @description The conversation was created. */
+      /** @description The conversation was created (or, on a replay, had been created by the first request). */
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content: {
@@ -2431,8 +2451,10 @@ export interface operations {
       401: components['responses']['Unauthorized'];
       403: components['responses']['UserTokenRequired'];
       404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
       500: components['responses']['InternalError'];
       '5XX': components['responses']['ServerError'];
@@ -2588,7 +2610,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path?: never;
@@ -2772,7 +2794,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path?: never;
@@ -2958,7 +2980,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
@@ -3019,9 +3041,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Token'] & {
-            revoked_at?: components['schemas']['Timestamp'];
-          };
+          'application/json': components['schemas']['RevokedToken'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -3075,7 +3095,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path?: never;
@@ -3372,7 +3392,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path?: never;
@@ -3580,7 +3600,10 @@ export interface operations {
   createFile: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3591,10 +3614,11 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The file, pending, with its upload. */
+      /** @description The file, pending, with its upload (or, on a replay, the first request's). */
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content: {
@@ -3604,8 +3628,10 @@ export interface operations {
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['UserTokenRequired'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
       500: components['responses']['InternalError'];
       '5XX': components['responses']['ServerError'];
@@ -3715,7 +3741,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path?: never;
@@ -3985,7 +4011,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
@@ -4027,7 +4053,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
@@ -4103,7 +4129,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account (for messages, to the token's user). */
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {

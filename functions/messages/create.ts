@@ -5,7 +5,7 @@ import { createMessageBody } from '#shared/http/messaging-schemas';
 import { idempotent } from '#shared/http/idempotency';
 
 export const handler = messagingEndpoint(
-  { body: createMessageBody, idempotent: idempotent('per-user') },
+  { body: createMessageBody, idempotent: idempotent() },
   async ({ principal, body, idempotency }) => {
     const { message, sender } = await sendMessageBy(principal, body, idempotency);
     // The sender as the send read and marked it; read afresh only for a replay of a send already stored.

@@ -206,7 +206,7 @@ export class CloudAssembly {
       const r = ref ? this.resources[ref] : undefined;
       if (r?.Type === 'AWS::DynamoDB::Table') return local.tableName;
       if (r?.Type === 'AWS::S3::Bucket' && local.filesBucket) return local.filesBucket;
-      // The webhook key: locally secrets are sealed with WEBHOOK_SECRET_KEY instead (shared/webhooks/secrets.ts).
+      // The webhook key: locally secrets are sealed with WEBHOOK_SECRET_KEY instead (shared/util/sealing.ts).
       const getAtt = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
       if (getAtt && this.resources[getAtt[0]]?.Type === 'AWS::KMS::Key') return '';
       if (r?.Type === 'AWS::SQS::Queue') {

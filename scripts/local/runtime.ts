@@ -124,8 +124,8 @@ function temporaryDir(stops: (() => Promise<void>)[]): string {
 }
 
 /**
- * The local stand-in for the KMS key that seals webhook secrets
- * (shared/webhooks/secrets.ts): random, kept with the data when there is a
+ * The local stand-in for the KMS key that seals webhook secrets and replayed credentials
+ * (shared/util/sealing.ts): random, kept with the data when there is a
  * data directory, so secrets stored before a restart still open.
  */
 function localWebhookKey(dataDir: string | undefined): string {

@@ -4,7 +4,7 @@ import { attr, update } from '#shared/db/expression';
 import { conditionHeld, deleteItem, getItem, putNew, query, unlessConditionFails, updateItem, type Item } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import type { EventType } from '#shared/stream/event';
-import type { Sealed } from '#shared/webhooks/secrets';
+import type { Sealed } from '#shared/util/sealing';
 import { newId, nowSeconds } from '#shared/util/ids';
 
 export interface Webhook {

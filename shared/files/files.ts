@@ -3,7 +3,8 @@ import type { Principal } from '#shared/data/tokens';
 import { invalid, notFound } from '#shared/errors';
 import { contentTypeAllowed, maxFileBytes, URL_SECONDS } from '#shared/files/settings';
 import { objectSize, uploadUrl, type Presigned } from '#shared/files/storage';
-import { looksLikeId, newId } from '#shared/util/ids';
+import type { Hold } from '#shared/data/idempotency';
+import { derivedId, looksLikeId, newId } from '#shared/util/ids';
 
 /** Where a file's bytes are: one prefix per account, so an account's files can be found (and removed) together. */
 export const objectKey = (accountId: string, fileId: string) => `files/${accountId}/${fileId}`;
@@ -26,16 +27,23 @@ export const presentFile = (f: FileRecord, upload?: Presigned) => ({
   created_at: f.created_at,
 });
 
-/** Records the file and answers the presigned PUT that storage takes only with this size and content type. */
-export async function createFile(who: Principal, input: NewFile) {
+/**
+ * Records the file and answers the presigned PUT that storage takes only with
+ * this size and content type. A retry of an interrupted idempotent request
+ * finds the file its first attempt recorded (the id is derived from the
+ * request's hold) and answers it again.
+ */
+export async function createFile(who: Principal, input: NewFile, idempotency?: Hold) {
   const limit = maxFileBytes();
   if (input.size > limit) throw invalid(`size must be at most ${limit} bytes (MAX_FILE_BYTES)`, 'size');
   if (!contentTypeAllowed(input.content_type)) {
     throw invalid(`content_type ${input.content_type} is not one this service accepts (FILE_CONTENT_TYPES)`, 'content_type');
   }
-  const now = Date.now();
-  const file: FileRecord = {
-    id: newId('file', now),
+  const now = idempotency?.createdMs ?? Date.now();
+  const id = idempotency ? derivedId('file', now, idempotency.generation) : newId('file', now);
+  const earlier = idempotency?.resumed ? await getFile(who.accountId, id) : undefined;
+  const file: FileRecord = earlier ?? {
+    id,
     account_id: who.accountId,
     contact_id: who.contactId,
     name: input.name,
@@ -46,7 +54,7 @@ export async function createFile(who: Principal, input: NewFile) {
     attached_at: null,
     ref_count: 0,
   };
-  await putFile(file, now);
+  if (!earlier) await putFile(file, now);
   return presentFile(
     file,
     await uploadUrl(objectKey(file.account_id, file.id), file.content_type, file.size, URL_SECONDS, new Date(file.created_at * 1000)),

@@ -50,12 +50,13 @@ export interface EndpointSpec<B, Q, P = undefined, K extends CredentialKind = 'u
   path?: PathId<P>;
   /** Accepted body encodings (the messaging API takes both). */
   media?: readonly MediaType[];
-  /** Honour the Idempotency-Key header (creates): `idempotent()` or `idempotent('per-user')` from `#shared/http/idempotency`. */
+  /** Honour the Idempotency-Key header (creates): `idempotent()` from `#shared/http/idempotency`. */
   idempotent?: Idempotency;
   /**
-   * Fields of the answer that hold a credential shown only once (a token, a
-   * webhook secret): never written to the idempotency record, so a replay
-   * answers without them. Credentials are stored only as hashes (or sealed).
+   * Fields of the answer that hold a credential (a token, a webhook secret):
+   * the idempotency record keeps them sealed (shared/util/sealing.ts), and a
+   * replay opens them, so it answers what the first request answered. The
+   * route seals (`seals` in its row).
    */
   secretFields?: readonly string[];
 }

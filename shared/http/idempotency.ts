@@ -11,9 +11,17 @@ import { conflict, DomainError } from '#shared/errors';
 import { badRequest, unprocessable } from '#shared/http/errors';
 import { header } from '#shared/http/middleware';
 import { describeError, logger } from '#shared/util/logger';
+import { open, seal } from '#shared/util/sealing';
 
-/** A key as one user of the account holds it: other users' equal keys are other keys. */
-export const userScopedKey = (principal: Principal, key: string) => `${principal.contactId}\n${key}`;
+/**
+ * What a key's first request is compared with: method, path, body, and the
+ * user who sent it. Keys are the account's (two users of an account share
+ * them, as the contract scopes them); a second user's request under a key
+ * another user took differs from it, so it answers 422 and never replays
+ * what was answered to someone else.
+ */
+export const fingerprintOf = (method: string, path: string, principal: Principal | undefined, body: unknown) =>
+  JSON.stringify([method, path, ...(principal ? [principal.contactId] : []), body]);
 
 /** How an endpoint honours the Idempotency-Key header (`idempotent` in its spec). */
 export interface Idempotency {
@@ -25,21 +33,19 @@ export interface Idempotency {
 }
 
 /**
- * An endpoint that honours the Idempotency-Key header (the creates). `per-user`:
- * keys are the token's user's (account and contact), so a replay never
- * answers one user with another's record. Given in the endpoint's spec rather
- * than as a flag, so that only these endpoints' bundles carry this module
- * and the idempotency records' data layer (docs/performance.md, Cold start).
+ * An endpoint that honours the Idempotency-Key header (the creates). Given
+ * in the endpoint's spec rather than as a flag, so that only these
+ * endpoints' bundles carry this module and the idempotency records' data
+ * layer (docs/performance.md, Cold start).
  */
-export const idempotent = (scope: 'account' | 'per-user' = 'account'): Idempotency => ({
+export const idempotent = (): Idempotency => ({
   run({ event, accountId, principal, body }, execute, secretFields) {
     const key = header(event, 'idempotency-key');
     if (key === undefined) return execute();
     if (key.length === 0 || key.length > 255) {
       throw badRequest('Idempotency-Key must be 1 to 255 characters', 'Idempotency-Key');
     }
-    const scoped = scope === 'per-user' && principal ? userScopedKey(principal, key) : key;
-    return withIdempotency(accountId, scoped, JSON.stringify([event.httpMethod, event.path, body]), execute, secretFields);
+    return withIdempotency(accountId, key, fingerprintOf(event.httpMethod, event.path, principal, body), execute, secretFields);
   },
 });
 
@@ -58,9 +64,10 @@ export async function withIdempotency(
   key: string,
   fingerprint: string,
   execute: (hold: Hold) => Promise<APIGatewayProxyResult>,
-  /** Top-level fields of the answer never stored (a credential shown once): a replay answers without them. */
+  /** Top-level fields of the answer that hold a credential: stored sealed to this record, opened for a replay. */
   secretFields: readonly string[] = [],
 ): Promise<APIGatewayProxyResult> {
+  const sealedTo = { replay: `${accountId}/${key}` };
   const claim = await claimIdempotencyKey(accountId, key, fingerprint);
   if (claim.kind === 'mismatch') {
     throw unprocessable('Idempotency-Key was already used with different parameters', 'idempotency_key_reused');
@@ -72,7 +79,7 @@ export async function withIdempotency(
     return {
       statusCode: claim.response.statusCode,
       headers: { 'Content-Type': 'application/json', 'Idempotent-Replayed': 'true' },
-      body: claim.response.body,
+      body: await withFields(claim.response.body, secretFields, (sealed) => open(sealed, sealedTo)),
     };
   }
   const { hold } = claim;
@@ -88,17 +95,29 @@ export async function withIdempotency(
   }
   // The work is done: its answer goes to the client even when it cannot be recorded (a retry then continues the request).
   // Unrecorded, it is marked interrupted if that still can be: a retry then continues the request and answers the same.
-  if (!(await completeIdempotencyKey(hold, { statusCode: response.statusCode, body: withoutFields(response.body, secretFields) }))) {
+  const stored = await withFields(response.body, secretFields, (secret) => seal(secret, sealedTo)).catch((error: unknown) => {
+    logger.warn('could not seal the answer of an idempotent request', describeError(error));
+    return undefined;
+  });
+  if (stored === undefined || !(await completeIdempotencyKey(hold, { statusCode: response.statusCode, body: stored }))) {
     const freed = await interruptIdempotencyKey(hold);
     logger.warn('could not record the answer of an idempotent request', { key_released_for_retry: freed });
   }
   return response;
 }
 
-/** The JSON body without these top-level fields (unchanged when there are none to drop). */
-function withoutFields(body: string, fields: readonly string[]): string {
+/**
+ * The JSON body with each of these top-level fields, where present as a
+ * string, passed through `change` (sealed to be stored, opened to be
+ * replayed); unchanged when there are none, so its key order is the first
+ * answer's.
+ */
+async function withFields(body: string, fields: readonly string[], change: (value: string) => Promise<string>): Promise<string> {
   if (fields.length === 0) return body;
   const parsed = JSON.parse(body) as Record<string, unknown>;
-  for (const field of fields) delete parsed[field];
+  for (const field of fields) {
+    const value = parsed[field];
+    if (typeof value === 'string') parsed[field] = await change(value);
+  }
   return JSON.stringify(parsed);
 }

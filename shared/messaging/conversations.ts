@@ -12,8 +12,11 @@ import { readThrough } from '#shared/messaging/read-state';
 import { newId, nowSeconds } from '#shared/util/ids';
 
 export async function openConversation(who: Principal, input: { contact_id?: string; group_id?: string }) {
-  if ((input.contact_id === undefined) === (input.group_id === undefined)) {
-    throw invalid('Provide exactly one of contact_id or group_id', input.contact_id ? 'group_id' : 'contact_id');
+  if (input.contact_id === undefined && input.group_id === undefined) {
+    throw invalid('Provide exactly one of contact_id or group_id', 'contact_id', 'parameter_missing');
+  }
+  if (input.contact_id !== undefined && input.group_id !== undefined) {
+    throw invalid('Provide exactly one of contact_id or group_id', 'group_id');
   }
   if (input.contact_id !== undefined) {
     if (input.contact_id === who.contactId) throw invalid('A conversation is with another contact, not with yourself', 'contact_id');

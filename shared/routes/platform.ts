@@ -11,7 +11,7 @@ export const platformRoutes: readonly Route[] = [
   platform('GET', '/v1/contacts/{id}', 'contacts/get', 'read', { credential: 'any' }),
   platform('PUT', '/v1/contacts/{id}', 'contacts/update', 'readWrite'),
   platform('DELETE', '/v1/contacts/{id}', 'contacts/delete', 'readWrite', { sends: ['purge'], timeoutSeconds: 20 }),
-  platform('POST', '/v1/contacts/{id}/tokens', 'contact-tokens/create', 'readWrite'),
+  platform('POST', '/v1/contacts/{id}/tokens', 'contact-tokens/create', 'readWrite', { seals: true }),
   platform('GET', '/v1/contacts/{id}/tokens', 'contact-tokens/list', 'read'),
   platform('DELETE', '/v1/contacts/{id}/tokens/{token_id}', 'contact-tokens/delete', 'readWrite'),
   // A group of 1,000 arrives with its members: 40 batch writes and 10 batch reads, within 20 s on a slow day.

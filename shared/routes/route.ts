@@ -37,7 +37,11 @@ export interface Route {
   credential: Credential;
   /** Shows the account's rate limit: gets the deployment's default (ACCOUNT_RATE_LIMIT, ACCOUNT_BURST_LIMIT). */
   showsLimits?: boolean;
-  /** Seals a new webhook secret (kms:Encrypt on the webhook key). */
+  /**
+   * Seals a secret with the webhook key (kms:Encrypt): a new webhook secret, or
+   * the credential in an idempotent create's recorded answer, which its
+   * replay opens (kms:Decrypt, of replays only: shared/util/sealing.ts).
+   */
   seals?: boolean;
   /** Uses the files bucket: see FileAccess. Gets FILES_BUCKET (and with `write`, MAX_FILE_BYTES and FILE_CONTENT_TYPES). */
   files?: readonly FileAccess[];

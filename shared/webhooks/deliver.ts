@@ -8,7 +8,7 @@ import { sqsClient } from '#shared/util/sqs';
 import { DISABLE_AFTER_SECONDS, retrySchedule } from '#shared/webhooks/timing';
 import { postJson } from '#shared/webhooks/post';
 import { webhooksQueueUrl, type DeliveryJob } from '#shared/webhooks/publish';
-import { open } from '#shared/webhooks/secrets';
+import { open } from '#shared/util/sealing';
 import { signatureHeaders } from '#shared/webhooks/signing';
 import { checkWebhookUrl } from '#shared/webhooks/url-guard';
 
@@ -51,7 +51,7 @@ const secrets = new Map<string, Promise<string>>();
 const secretOf = (w: Webhook, sealed: string) => {
   const key = `${w.id}:${sealed}`;
   let plain = secrets.get(key);
-  if (!plain) secrets.set(key, (plain = open(sealed, w.id)));
+  if (!plain) secrets.set(key, (plain = open(sealed, { webhook: w.id })));
   plain.catch(() => secrets.delete(key));
   return plain;
 };

@@ -3,7 +3,8 @@ import { conflict, invalid, notFound } from '#shared/errors';
 import { nowSeconds } from '#shared/util/ids';
 import { EVENT_TYPES, isEventType, type EventType } from '#shared/stream/event';
 import { ROTATION_OVERLAP_SECONDS } from '#shared/webhooks/timing';
-import { newSecret, seal } from '#shared/webhooks/secrets';
+import { seal } from '#shared/util/sealing';
+import { newSecret } from '#shared/webhooks/secrets';
 
 /**
  * An account's webhook endpoints: the domain both doors use, the platform
@@ -48,7 +49,7 @@ export async function rotateWebhookSecret(id: string, accountId?: string) {
   const w = await requireWebhook(id, accountId);
   const secret = newSecret();
   const until = nowSeconds() + ROTATION_OVERLAP_SECONDS;
-  if (!(await rotateSecret(w, await seal(secret, w.id), until))) {
+  if (!(await rotateSecret(w, await seal(secret, { webhook: w.id }), until))) {
     throw conflict('The secret changed meanwhile (another rotation); try again', 'concurrent_update');
   }
   return { webhook: w, secret, previous_secret_signs_until: until };

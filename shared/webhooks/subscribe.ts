@@ -4,7 +4,8 @@ import { conflict, invalid, notFound } from '#shared/errors';
 import { derivedId, nowSeconds } from '#shared/util/ids';
 import type { EventType } from '#shared/stream/event';
 import { MAX_WEBHOOKS_PER_ACCOUNT, requireWebhook } from '#shared/webhooks/manage';
-import { newSecret, seal } from '#shared/webhooks/secrets';
+import { seal } from '#shared/util/sealing';
+import { newSecret } from '#shared/webhooks/secrets';
 import { checkWebhookUrl } from '#shared/webhooks/url-guard';
 
 // Apart from shared/webhooks/manage.ts: only the functions that take a URL load the SSRF guard and its address policy.
@@ -30,7 +31,7 @@ export async function createWebhook(accountId: string, url: string, events: Even
   }
   const id = derived ?? newWebhookId();
   const secret = newSecret();
-  const webhook = { id, account_id: accountId, url: href, events, secret: await seal(secret, id), created_at: nowSeconds() };
+  const webhook = { id, account_id: accountId, url: href, events, secret: await seal(secret, { webhook: id }), created_at: nowSeconds() };
   await putWebhook(webhook);
   return { webhook, secret };
 }

@@ -58,12 +58,28 @@ describe.each(transports())('conversations over %s', (transport) => {
   });
 
   it.each([
-    [{}, 'contact_id'],
-    [{ contact_id: 'ct_x', group_id: 'grp_x' }, 'group_id'],
-  ])('needs exactly one of contact_id and group_id (%j)', async (form, param) => {
+    [{}, 'contact_id', 'parameter_missing'],
+    [{ contact_id: 'ct_x', group_id: 'grp_x' }, 'group_id', 'parameter_invalid'],
+  ])('needs exactly one of contact_id and group_id (%j)', async (form, param, code) => {
     const res = await open(t, form as Record<string, string>);
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param });
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code, param });
+  });
+
+  it('replays an opening under an Idempotency-Key: the first answer, 201, marked replayed', async () => {
+    // Given a conversation opened under a key
+    const tenant = await aTenant();
+    const headers = { 'Idempotency-Key': `open-${transport}` };
+    const first = await api.call('POST', '/v1/conversations', { ...as(tenant), form: { contact_id: tenant.contactIds.carol! }, headers });
+    // When the request is sent again with the key, and once with it but another contact
+    const replay = await api.call('POST', '/v1/conversations', { ...as(tenant), form: { contact_id: tenant.contactIds.carol! }, headers });
+    const other = await api.call('POST', '/v1/conversations', { ...as(tenant), form: { contact_id: tenant.contactIds.bob! }, headers });
+    // Then the replay is the first answer, and the other parameters are refused
+    expect(first.status).toBe(201);
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect(other.status).toBe(422);
   });
 
   it('refuses a conversation with oneself, naming contact_id', async () => {

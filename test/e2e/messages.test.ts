@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '#shared/data/idempotency';
-import { userScopedKey } from '#shared/http/idempotency';
+import { fingerprintOf } from '#shared/http/idempotency';
 import { countDynamoCalls } from '../steps/dynamodb-calls.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
@@ -185,21 +185,44 @@ describe.each(transports())('messages over %s', (transport) => {
 
     it('answers 409 while the first request with the key is still running', async () => {
       const form = { conversation_id: conversationId, message: 'slow' };
-      const key = userScopedKey({ accountId: t.accountId, contactId: t.userContactId }, 'in-flight');
-      await claimIdempotencyKey(t.accountId, key, JSON.stringify(['POST', '/v1/messages', form]));
+      const user = { accountId: t.accountId, contactId: t.userContactId };
+      await claimIdempotencyKey(t.accountId, 'in-flight', fingerprintOf('POST', '/v1/messages', user, form));
       const res = await send({ message: 'slow' }, t, { 'Idempotency-Key': 'in-flight' });
       expect(res.status).toBe(409);
     });
 
-    it('scopes keys to the account', async () => {
+    it('scopes keys to the account: another account may use the same key, another user of the account may not', async () => {
+      // Given alice sent under a key
+      const tenant = await aTenant();
+      const aliceConv = await api.call('POST', '/v1/conversations', { ...as(tenant), form: { contact_id: tenant.contactIds.bob! } });
+      const first = await api.call('POST', '/v1/messages', {
+        ...as(tenant),
+        form: { conversation_id: aliceConv.body.id, message: 'same words' },
+        headers: { 'Idempotency-Key': 'shared-key' },
+      });
+      expect(first.status).toBe(201);
+
+      // When bob, of the same account, sends the same words under that key in his view of the conversation
+      const bobConv = await api.call('POST', '/v1/conversations', { token: tenant.token2, form: { contact_id: tenant.contactIds.alice! } });
+      const sameAccount = await api.call('POST', '/v1/messages', {
+        token: tenant.token2,
+        form: { conversation_id: bobConv.body.id, message: 'same words' },
+        headers: { 'Idempotency-Key': 'shared-key' },
+      });
+      // Then the key is taken: 422, and nothing of alice's answer is shown to him
+      expect(sameAccount.status).toBe(422);
+      expect(sameAccount.body.error.code).toBe('idempotency_key_reused');
+      expect(sameAccount.text).not.toContain(first.body.id);
+
+      // When a user of another account uses the key
       const other = await aTenant();
       const conv = await api.call('POST', '/v1/conversations', { ...as(other), form: { contact_id: other.contactIds.bob! } });
-      await send({ message: 'mine' }, t, { 'Idempotency-Key': 'shared-key' });
       const res = await api.call('POST', '/v1/messages', {
         ...as(other),
         form: { conversation_id: conv.body.id, message: 'theirs' },
         headers: { 'Idempotency-Key': 'shared-key' },
       });
+      // Then it is theirs to use
       expect(res.status).toBe(201);
       expect(res.body.message).toBe('theirs');
     });

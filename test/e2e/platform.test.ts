@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createHash } from 'node:crypto';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashToken } from '#shared/data/tokens';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { routes } from '#shared/routes';
 import { aTenant, type Tenant } from '../steps/given.ts';
+import { scopedEnv } from '../steps/scoped-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
 /**
@@ -73,23 +75,72 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(listed.text).not.toContain(dana);
     const revoked = await api.call('DELETE', `/v1/contacts/${created.body.id}/tokens/${issued.body.id}`, asBackend());
     expect(revoked.status).toBe(200);
-    expect(revoked.body.revoked_at).toEqual(expect.any(Number));
+    expect(revoked.body).toMatchObject({ id: issued.body.id, deleted: true, revoked_at: expect.any(Number) });
     const refused = await api.call('GET', '/v1/conversations', { token: dana });
     expect(refused.status).toBe(401);
     expect(refused.headers['www-authenticate']).toMatch(/^Bearer/);
   });
 
-  it('replays an idempotent token create without the token: only its hash is kept', async () => {
+  it('replays an idempotent token create with the same token, which its record keeps only sealed', async () => {
     const user = await aUser('quinn');
-    const headers = { 'Idempotency-Key': `token-${transport}` };
-    const first = await api.call('POST', `/v1/contacts/${user.id}/tokens`, { ...asBackend(), form: {}, headers });
-    const replay = await api.call('POST', `/v1/contacts/${user.id}/tokens`, { ...asBackend(), form: {}, headers });
+    const key = `token-${transport}`;
+    const first = await api.call('POST', `/v1/contacts/${user.id}/tokens`, {
+      ...asBackend(),
+      form: {},
+      headers: { 'Idempotency-Key': key },
+    });
+    const replay = await api.call('POST', `/v1/contacts/${user.id}/tokens`, {
+      ...asBackend(),
+      form: {},
+      headers: { 'Idempotency-Key': key },
+    });
+    expect(first.body.token).toMatch(/^tok_/);
     expect(replay.status).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
-    expect(replay.body).toEqual({ ...first.body, token: undefined });
-    expect(replay.text).not.toContain(first.body.token);
-    // One token issued by the two requests (and the one aUser made)
+    expect(replay.text).toBe(first.text);
+    // One token issued by the two requests (and the one aUser made), and the one shown works
     expect((await api.call('GET', `/v1/contacts/${user.id}/tokens`, asBackend())).body.data).toHaveLength(2);
+    expect((await api.call('GET', '/v1/conversations', { token: replay.body.token })).status).toBe(200);
+    // The record of the key holds the answer with the token sealed, not the token
+    const record = await db().send(
+      new GetCommand({
+        TableName: tableName(),
+        Key: keys.idempotency.key({ acct: t.accountId, key_hash: createHash('sha256').update(key).digest('hex') }),
+      }),
+    );
+    expect(JSON.stringify(record.Item?.response)).toContain('"token\\":\\"local:');
+    expect(JSON.stringify(record.Item)).not.toContain(first.body.token);
+  });
+
+  it('replays an idempotent webhook endpoint create with the same secret, and a file create with the same file', async () => {
+    // Given a loopback receiver allowed, as npm start allows it (no resolver here for a public name)
+    const env = scopedEnv(() => undefined);
+    env.set({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
+    onTestFinished(() => env.restore());
+    const key = `webhook-${transport}`;
+    const create = () =>
+      api.call('POST', '/v1/webhook_endpoints', {
+        ...asBackend(),
+        form: { url: 'http://127.0.0.1:9/replayed' },
+        headers: { 'Idempotency-Key': key },
+      });
+    const first = await create();
+    const replay = await create();
+    expect(first.body.secret).toMatch(/^whsec_/);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.text).toBe(first.text);
+
+    const file = () =>
+      api.call('POST', '/v1/files', {
+        token: t.token,
+        form: { name: 'a.txt', content_type: 'text/plain', size: '3' },
+        headers: { 'Idempotency-Key': `file-${transport}` },
+      });
+    const firstFile = await file();
+    const replayedFile = await file();
+    expect(firstFile.status).toBe(201);
+    expect(replayedFile.headers['idempotent-replayed']).toBe('true');
+    expect(replayedFile.body).toEqual(firstFile.body);
   });
 
   it('refuses an expired token like a revoked one', async () => {

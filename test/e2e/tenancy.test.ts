@@ -74,11 +74,30 @@ describe.each(cases)('tenancy over %s: %s', (transport, who) => {
     ['DELETE', '/v1/messages/{msg}', () => ({})],
     ['GET', '/v1/files/{file}', () => ({})],
     ['POST', '/v1/messages', () => ({ form: { conversation_id: conv.id, message: 'sneaky' } }), 'conversation_id'],
-    // The owner's own request under the owner's key: it must not replay the owner's message.
-    ['POST', '/v1/messages', () => ({ form: sendForm(), headers: { 'Idempotency-Key': sendKey } }), 'conversation_id'],
     ['GET', '/v1/messages', () => ({ query: { conversation_id: conv.id } }), 'conversation_id'],
     ['GET', '/v1/messages', () => ({ query: { conversation_id: conv.id, starting_after: msg.id } }), 'conversation_id'],
   ];
+
+  it("never replays the owner's send to the owner's request under the owner's key: the key is the account's", async () => {
+    const before = await snapshot();
+    // When the intruder sends the owner's very request under the owner's Idempotency-Key
+    const res = await api.call('POST', '/v1/messages', {
+      token: intruder.token,
+      form: sendForm(),
+      headers: { 'Idempotency-Key': sendKey },
+    });
+    // Then another account's request is its own (and the conversation is not theirs: 404); another user of the
+    // account finds the key taken by a request that was not theirs: 422. Neither sees the owner's message.
+    if (who === 'another account') {
+      expect(res.status).toBe(404);
+      expect(res.body.error.param).toBe('conversation_id');
+    } else {
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('idempotency_key_reused');
+    }
+    expect(res.text).not.toContain(msg.id);
+    expect(await snapshot()).toEqual(before);
+  });
 
   it.each(attempts)("%s %s with the owner's ids answers 404 and changes nothing", async (method, path, options, param) => {
     const before = await snapshot();

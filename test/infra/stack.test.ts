@@ -899,15 +899,24 @@ describe('the change stream', () => {
     ).Properties.Environment.Variables;
     expect(env.WEBHOOK_KMS_KEY_ID).toEqual(getAtt(logicalId(stack.webhookKey)));
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    // Any context: the worker alone; the sealing routes only their replays' (the next test)
+    type Statement = { Action: string | string[]; Condition?: Record<string, Record<string, unknown>> };
     const decrypting = Object.values(resources('AWS::IAM::Policy')).filter((p) =>
-      JSON.stringify(p.Properties.PolicyDocument).includes('kms:Decrypt'),
+      (p.Properties.PolicyDocument.Statement as Statement[]).some(
+        (s) => [s.Action].flat().includes('kms:Decrypt') && s.Condition?.['ForAllValues:StringEquals'] === undefined,
+      ),
     );
     expect(decrypting).toHaveLength(1);
+    expect(JSON.stringify(decrypting[0]!.Properties.Roles)).toContain(logicalId(worker.role!));
   });
 
-  it('lets only the routes that make a webhook secret seal it (kms:Encrypt), with the key named', () => {
+  it('lets only the routes that make a secret seal it (kms:Encrypt), with the key named, and open only what they sealed for a replay', () => {
     const sealing = routes.filter((r) => r.seals).map((r) => `${r.method} ${r.path}`);
-    expect(sealing).toEqual(['POST /v1/webhook_endpoints', 'POST /v1/webhook_endpoints/{id}/rotate_secret']);
+    expect(sealing).toEqual([
+      'POST /v1/contacts/{id}/tokens',
+      'POST /v1/webhook_endpoints',
+      'POST /v1/webhook_endpoints/{id}/rotate_secret',
+    ]);
     const encrypting = Object.values(resources('AWS::IAM::Policy')).filter((p) =>
       JSON.stringify(p.Properties.PolicyDocument).includes('kms:Encrypt'),
     );
@@ -918,6 +927,14 @@ describe('the change stream', () => {
       expect(envOf(fn).WEBHOOK_KMS_KEY_ID).toEqual(getAtt(logicalId(stack.webhookKey)));
       expect(JSON.stringify(encrypting[0]!.Properties.Roles)).toContain(logicalId(fn.role!));
     }
+    // Their Decrypt is bound to the replay context alone: a webhook's secret (sealed under `webhook`) stays closed to them
+    const statements = encrypting[0]!.Properties.PolicyDocument.Statement as { Action: string | string[]; Condition?: unknown }[];
+    const decrypt = statements.filter((s) => [s.Action].flat().includes('kms:Decrypt'));
+    expect(decrypt).toHaveLength(1);
+    expect(decrypt[0]!.Condition).toEqual({
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['replay'] },
+      Null: { 'kms:EncryptionContextKeys': 'false' },
+    });
   });
 });
 
