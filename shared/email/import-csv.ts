@@ -70,7 +70,7 @@ interface ParsedRow {
 async function* rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: number): AsyncGenerator<ParsedRow> {
   // Imported by the first file read, not with the bundle (Node keeps the module): the purge worker runs every kind
   // of job, and most of its cold starts read no file (docs/performance.md, Cold start).
-  const { parse } = await import('csv-parse');
+  const { parse, CsvError } = await import('csv-parse');
   const source = Readable.fromWeb(body);
   const check = new Utf8Check(maxBytes);
   const parser = parse(parserOptions(bom));
@@ -82,9 +82,9 @@ async function* rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: numb
     for await (const row of parser as AsyncIterable<ParsedRow>) yield row;
   } catch (error) {
     if (error instanceof ImportFileError || error instanceof StorageReadError) throw error;
-    const code = (error as { code?: string }).code;
-    // csv-parse's errors name the line and what it found there.
-    if (code?.startsWith('CSV_')) throw new ImportFileError(`the file is not a valid CSV: ${(error as Error).message}`);
+    // csv-parse's errors name the line and what it found there. Every one of them is about the file (not all codes
+    // start with CSV_: a quote inside an unquoted field is INVALID_OPENING_QUOTE), and reading it again fails the same way.
+    if (error instanceof CsvError) throw new ImportFileError(`the file is not a valid CSV: ${error.message}`);
     throw error;
   }
 }
