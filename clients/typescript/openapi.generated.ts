@@ -206,7 +206,7 @@ export interface paths {
      * Issue a user token
      * @description A new user token for the contact: the credential the app hands to its user, who then calls the user's endpoints (`/v1/conversations`, `/v1/messages`) as that contact. `token` is in this answer only; it is stored as a SHA-256 hash and cannot be shown again (issue another if it is lost). Without `expires_in` the token works until it is revoked; with it (60 to 31,536,000 seconds), `expires_at` is `created_at + expires_in` and from then on the token is refused with `401`, like a revoked one. A deleted or unknown contact is a `404`.
      *
-     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response without `token` (header `Idempotent-Replayed: true`): the token exists only as its hash, so no second one is issued and the first is not stored to be shown again (revoke it and issue another if the first answer was lost). The same key with different parameters is a `422`, and while the first request is still running a `409`.
+     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response, `token` included (header `Idempotent-Replayed: true`), and issues nothing: the token itself is stored only as its hash, and the idempotency record keeps the first answer's copy sealed with the stack's key for its 24 hours. The same key with different parameters is a `422`, and while the first request is still running a `409`.
      */
     post: operations['createContactToken'];
     delete?: never;
@@ -366,7 +366,7 @@ export interface paths {
      * Subscribe a webhook endpoint
      * @description Subscribes a URL to the account's events: those of `enabled_events`, or every type (now and to come) when it is absent or `["*"]`. The answer carries the endpoint's signing `secret` (`whsec_...`); it is shown only here and in the answer to `rotate_secret`. Deployed, only `https` URLs whose host resolves to public addresses are accepted (under `npm start` also plain `http` to loopback); any other is a `400` naming `url`. An account has at most 20 endpoints: past that, `409` `too_many_webhook_endpoints`. What is sent and how to verify it: the project's webhooks guide.
      *
-     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response without `secret` (header `Idempotent-Replayed: true`): the secret is kept only sealed with the endpoint, never in the idempotency record (rotate it if the first answer was lost). The same key with different parameters is a `422`, and while the first request is still running a `409`.
+     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response, `secret` included (header `Idempotent-Replayed: true`), and subscribes nothing: the idempotency record keeps the first answer's copy sealed with the stack's key, as the endpoint keeps its own. The same key with different parameters is a `422`, and while the first request is still running a `409`.
      */
     post: operations['createWebhookEndpoint'];
     delete?: never;
@@ -584,6 +584,8 @@ export interface paths {
     /**
      * Create an email list
      * @description A new list is `completed` with `email_count` and `rejected_count` 0. `name` is required (1 to 200 characters, not only whitespace); `description` is optional (at most 2,000 characters) and `null` when not given.
+     *
+     *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing; the same key with different parameters is a `422`, and while the first request is still running a `409`.
      */
     post: operations['createEmailList'];
     delete?: never;
@@ -683,7 +685,7 @@ export interface paths {
     put?: never;
     /**
      * Import a CSV into an email list
-     * @description Creates an import (`awaiting_upload`) with a presigned `PUT` to storage, valid one hour: send the CSV there with exactly the headers of `upload.headers` (`Content-Type: text/csv`). The file is UTF-8, up to 1,000,000 rows and 100 MB, quoted per RFC 4180; the address is the column headed `email` (any case), else the first column (the first row is then a header unless it holds an address). The import starts by itself within about a minute of the upload completing (at once when `GET`ed), moves to `importing`, treats every row as an address added to the list (syntax, duplicates in the file and in the list, credits, exactly as `POST .../emails`) and ends `completed` with `row_count`, `accepted_count` and `rejected_count`, or `error` (with `error.message`, nothing added) when the file is not a CSV of addresses or was not uploaded within the hour. An unknown list is a `404`. With an `Idempotency-Key` header, a retry answers the same import.
+     * @description Creates an import (`awaiting_upload`) with a presigned `PUT` to storage, valid one hour: send the CSV there with exactly the headers of `upload.headers` (`Content-Type: text/csv`). The file is UTF-8, up to 1,000,000 rows and 100 MB, quoted per RFC 4180; the address is the column headed `email` (any case), else the first column (the first row is then a header unless it holds an address). The import starts by itself within about 15 seconds of the upload completing (at once when `GET`ed), moves to `importing`, treats every row as an address added to the list (syntax, duplicates in the file and in the list, credits, exactly as `POST .../emails`) and ends `completed` with `row_count`, `accepted_count` and `rejected_count`, or `error` (with `error.message`, nothing added) when the file is not a CSV of addresses or was not uploaded within the hour. An unknown list is a `404`. With an `Idempotency-Key` header, a retry answers the same import.
      */
     post: operations['createEmailListImport'];
     delete?: never;
@@ -2996,7 +2998,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The token was issued; `token` is shown only here. */
+      /** @description The token was issued; `token` is shown only here (and in a replay of this request). */
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3405,7 +3407,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The endpoint was subscribed; `secret` is shown only here (and on rotation). */
+      /** @description The endpoint was subscribed; `secret` is shown only here (in a replay of this request, and on rotation). */
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3844,7 +3846,10 @@ export interface operations {
   createEmailList: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a repeat within 24 hours returns the first result. A retry after a `5xx`, a timeout or a lost connection gets what a clean first try would have answered, with whatever the earlier try stored found, not stored again. 1 to 255 characters, scoped to the token's account; a request under a key another user of the account took is a `422`. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3854,10 +3859,11 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The list was created. */
+      /** @description The list was created (or, on a replay, had been created by the first request). */
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content: {
@@ -3866,8 +3872,10 @@ export interface operations {
       };
       400: components['responses']['EmailBadRequest'];
       401: components['responses']['Unauthorized'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['EmailUnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
       429: components['responses']['TooManyRequests'];
       500: components['responses']['InternalError'];
       '5XX': components['responses']['ServerError'];

@@ -79,7 +79,18 @@ const CREATE_TRIES = 5;
  * random part: it increases with creation time without the shared counter's
  * call (`docs/data-model.md`, "Email list ids").
  */
-export async function createEmailList(accountId: string, input: { name: string; description?: string }): Promise<EmailList> {
+/** An idempotent request's record of the list it made, written in the list's own transaction. */
+export interface ListJournal {
+  item: (id: number) => TransactItem;
+  /** After the journal's part failed: whether this attempt's hold recorded it (else another attempt holds the key). */
+  recorded: () => Promise<boolean>;
+}
+
+export async function createEmailList(
+  accountId: string,
+  input: { name: string; description?: string },
+  journal?: ListJournal,
+): Promise<EmailList> {
   const collectionKey = keys.accountLists.key({ acct: accountId });
   for (let attempt = 1; ; attempt++) {
     const { seq, id } = await reserveList(collectionKey, Date.now() * LIST_ID_RANDOM + randomInt(LIST_ID_RANDOM));
@@ -114,7 +125,11 @@ export async function createEmailList(accountId: string, input: { name: string; 
         ),
       ],
       ...namedParts('collection', deltaUpdates(collectionKey, membershipDeltas([seq], 1))),
+      ...(journal ? [['step', journal.item(id)] as [string, TransactItem]] : []),
     ]);
+    if (failed.includes('step') && !failed.includes('list') && !(await journal!.recorded())) {
+      throw new Error('another attempt of this idempotent request holds its key');
+    }
     // A lost answer is covered by the SDK, which resends the transaction with the same ClientRequestToken (DynamoDB answers
     // the replay as a success); past that, the list already there is this transaction's own: an id is never made twice in
     // one account. Only the guard: another account's list holds the id; the reserved seq stays unused.

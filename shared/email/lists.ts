@@ -1,13 +1,11 @@
 import type { Tenant } from '#shared/data/tokens';
-import { createEmailList, deleteEmailList, getEmailList, listEmailLists } from '#shared/data/email-lists';
+import { deleteEmailList, getEmailList, listEmailLists } from '#shared/data/email-lists';
 import { keys } from '#shared/db/keys';
 import { collectionKey, listEmailsPage } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { lastPageOf, pageOutOfRange } from '#shared/email/visible';
 import { jobPut, newJob, startJob } from '#shared/jobs/run';
 import { purgeList } from '#shared/purge/list';
-
-export const createList = (who: Tenant, input: { name: string; description?: string }) => createEmailList(who.accountId, input);
 
 export async function getList(who: Tenant, id: number) {
   const list = await getEmailList(who.accountId, id);

@@ -198,6 +198,25 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(await getList(res.body.id)).toEqual(res.body);
     });
 
+    it('replays a list create under an Idempotency-Key, and a retry of an interrupted one finds the list it made', async () => {
+      // Given a list created under a key, in a tenant of its own (to count its lists)
+      const tenant = await aTenant();
+      const create = (json: Record<string, unknown>) =>
+        api.call('POST', '/api/v1/emailList', { ...as(tenant), json, headers: { 'Idempotency-Key': `list-${transport}` } });
+      const first = await create({ name: 'Once' });
+      // When it is sent again, and once with another name
+      const replay = await create({ name: 'Once' });
+      const other = await create({ name: 'Twice' });
+      // Then the replay is the first answer, the other 422, and the account holds one list
+      expect(first.status).toBe(201);
+      expect(replay.status).toBe(201);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(first.body);
+      expect(other.status).toBe(422);
+      const lists = await api.call('GET', '/api/v1/emailLists', as(tenant));
+      expect(lists.body.emailLists.map((l: { id: number }) => l.id)).toEqual([first.body.id]);
+    });
+
     it.each([[{}], [{ name: '' }], [{ name: 5 }], [{ name: 'x', colour: 'red' }]])('rejects %j', async (json) => {
       const res = await api.call('POST', '/api/v1/emailList', { ...as(t), json });
       expect(res.status).toBe(400);

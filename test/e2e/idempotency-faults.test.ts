@@ -200,6 +200,27 @@ describe.skipIf(deployed)('idempotent creates under DynamoDB faults', () => {
     });
   });
 
+  describe.each(Object.keys(faults))('POST /api/v1/emailList when %s', (fault) => {
+    it('creates one list and answers the retry with it', async () => {
+      // Given a fresh account
+      const tenant = await aTenant();
+      const key = newKey();
+      const create = () =>
+        email.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'once' }, headers: { 'Idempotency-Key': key } });
+      // When the create meets the fault, and the client retries with the same key until it has an answer
+      proxy.inject(faults[fault]!('LISTID#'));
+      const first = await create().catch(() => undefined);
+      expect(proxy.hits.size, 'the fault was met').toBeGreaterThan(0);
+      proxy.clear();
+      const { final, all } = await untilAnswered(create);
+      // Then no 4xx, and the account holds exactly the one list answered
+      expect([first, ...all].filter((r) => r && r.status >= 400 && r.status < 500)).toEqual([]);
+      expect(final.status).toBe(201);
+      const lists = await email.call('GET', '/api/v1/emailLists', { token: tenant.token });
+      expect(lists.body.emailLists.map((l: { id: number }) => l.id)).toEqual([final.body.id]);
+    });
+  });
+
   it('creates one list when the answer to its transaction was lost and the SDK sent it again', async () => {
     // Given a fresh account
     const tenant = await aTenant();
