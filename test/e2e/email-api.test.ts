@@ -76,7 +76,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       ]);
       const [gov, gmail, role, sub, person] = res.body.emails;
       expect(gov).toMatchObject({ is_gov: true, is_edu: false, is_mil: false, is_free: false, is_valid: true });
-      expect(gmail).toMatchObject({ is_free: true, is_alias: true, canonical_email: 'joe@gmail.com', mx_record_count: 1 });
+      expect(gmail).toMatchObject({ is_free: true, is_alias: true, canonical_email: 'J.o.e@gmail.com', mx_record_count: 1 });
       expect(role).toMatchObject({ is_username_generic: true, is_alias: false, is_subdomain: false });
       expect(sub).toMatchObject({ is_subdomain: true, is_valid: false });
       // The score table of docs/email-validation.md: a role account and an alias each lose their weight; a perfect address scores 100.

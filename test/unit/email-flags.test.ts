@@ -32,8 +32,9 @@ describe('canonical_email', () => {
     ['user@example.com', 'user@example.com'],
     ['User+news@Example.COM', 'User@example.com'],
     ['First.Last+a+b@example.com', 'First.Last@example.com'],
-    ['J.O.Hn+x@Gmail.com', 'john@gmail.com'],
-    ['J.O.Hn@googlemail.com', 'john@googlemail.com'],
+    // Only the +tag and the domain's case: Gmail's own rules (dots, case) are not applied
+    ['J.O.Hn+x@Gmail.com', 'J.O.Hn@gmail.com'],
+    ['J.O.Hn@googlemail.com', 'J.O.Hn@googlemail.com'],
     ['John.Smith@yahoo.com', 'John.Smith@yahoo.com'],
     ['ユーザー+tag@例え.jp', 'ユーザー@例え.jp'],
     ['a@xn--r8jz45g.jp', 'a@例え.jp'],

@@ -21,9 +21,6 @@ export interface AddressProfile {
   is_disposable: boolean;
 }
 
-/** Providers that ignore dots and case in the local part (jo.hn@ and John@ reach john@). */
-const DOT_AND_CASE_BLIND = new Set(['gmail.com', 'googlemail.com']);
-
 /**
  * `user+tag` → base `user`, tag `tag` (sub-addressing, RFC 5233). Only a
  * non-empty tag after a non-empty base counts: `+tag@` and `user+@` are plain
@@ -39,13 +36,13 @@ export function splitAlias(local: string): { base: string; tag: string | undefin
  * The address with its `+tag` removed and the domain lower-cased. The domain
  * keeps its Unicode form (`例え.jp`, not `xn--r8jz45g.jp`) because the field is
  * for display and de-duplication by people; `asciiDomain` is the machine form.
- * Local-part case is kept (RFC 5321 lets a server treat it as significant),
- * except at Gmail, which ignores case and dots.
+ * The local part is otherwise kept as sent, as the contract defines the field
+ * (lower-cased domain, `+tag` removed): RFC 5321 lets a server treat its case
+ * as significant, and a provider's own rules (Gmail ignores dots) are not
+ * the address's.
  */
 export function canonicalEmail(local: string, asciiDomain: string): string {
-  let canonicalLocal = splitAlias(local).base;
-  if (DOT_AND_CASE_BLIND.has(asciiDomain)) canonicalLocal = canonicalLocal.replaceAll('.', '').toLowerCase();
-  return `${canonicalLocal}@${domainToDisplay(asciiDomain)}`;
+  return `${splitAlias(local).base}@${domainToDisplay(asciiDomain)}`;
 }
 
 /**
