@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { txPut, type TransactItem } from '#shared/db/batch';
+import { batchGet, txPut, type TransactItem } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { parseItem } from '#shared/db/item-schema';
 import { conditionHeld, getItem, updateItem } from '#shared/db/items';
@@ -73,6 +73,19 @@ export const importPut = (r: ImportRecord): TransactItem =>
 export async function getImport(accountId: string, listId: number, id: string): Promise<ImportRecord | undefined> {
   const item = await getItem(importKey(accountId, listId, id), true);
   return item && parseItem(importItem, item);
+}
+
+/**
+ * The import as a reader sees it: read with its list in one call, and gone
+ * with the list (a deleted list's imports are 404 at once, as its exports
+ * are, though the job may still be finishing). `list` says whether the list
+ * exists.
+ */
+export async function getListImport(accountId: string, listId: number, id: string): Promise<{ record?: ImportRecord; list: boolean }> {
+  const items = await batchGet([importKey(accountId, listId, id), keys.list.key({ acct: accountId, list: listId })], true);
+  const found = items.find((item) => item.type === 'list_import');
+  const list = items.some((item) => item.type === 'email_list');
+  return { record: found && list ? parseItem(importItem, found) : undefined, list };
 }
 
 /** The upload is there: the import starts (true for the one write that moved it). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Hold } from '#shared/data/idempotency';
 import { getEmailList } from '#shared/data/email-lists';
-import { getImport, importPut, markImporting, type ImportRecord } from '#shared/data/imports';
+import { getImport, getListImport, importPut, markImporting, type ImportRecord } from '#shared/data/imports';
 import { claimJob, releaseJob } from '#shared/data/jobs';
 import type { Tenant } from '#shared/data/tokens';
 import { transactWrite } from '#shared/db/batch';
@@ -118,11 +118,11 @@ async function uploadFor(r: ImportRecord): Promise<Presigned | null> {
  * for the sweeper.
  */
 export async function showImport(who: Tenant, listId: number, importId: string) {
-  const record = looksLikeId('imp', importId) ? await getImport(who.accountId, listId, importId) : undefined;
-  if (!record) {
-    if (!(await getEmailList(who.accountId, listId))) throw notFound('email list', String(listId), 'id');
-    throw notFound('import', importId, 'importId');
-  }
+  const { record, list } = looksLikeId('imp', importId)
+    ? await getListImport(who.accountId, listId, importId)
+    : { list: Boolean(await getEmailList(who.accountId, listId)) };
+  if (!list) throw notFound('email list', String(listId), 'id');
+  if (!record) throw notFound('import', importId, 'importId');
   if (record.status === 'awaiting_upload' && (await objectSize(importObjectKey(record.account_id, record.id))) !== undefined) {
     if (await markImporting(record)) await startNow(who.accountId, importId);
     record.status = 'importing';

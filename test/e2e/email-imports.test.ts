@@ -117,6 +117,11 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     const other = await newList();
     expect((await show(other.id, imp.id)).status).toBe(404);
     expect((await show(list.id, 'imp_00000000000000000000000000')).status).toBe(404);
+    // And once the list is deleted, its import is gone for readers at once, as the list is
+    expect((await api.call('DELETE', `/api/v1/emailList/${list.id}`, as())).status).toBe(200);
+    const gone = await show(list.id, imp.id);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.param).toBe('id');
   });
 
   it.each([
