@@ -14,7 +14,7 @@ export interface paths {
     };
     /**
      * List conversations
-     * @description The authenticated user's conversations, newest first. Each filter is optional: `true` keeps only the matching conversations, `false` only the others, absent means no filter; filters combine (all must hold). Filtered lists are exact and complete: every page has up to `limit` matches and a cursor for the next, and a page costs reads in proportion to `limit`, not to how many conversations the user has (each conversation is indexed by its muted/pinned/archived state, and a user has at most one conversation per group).
+     * @description The authenticated user's conversations, newest first. Each filter is optional: `true` keeps only the matching conversations, `false` only the others, absent means no filter; filters combine (all must hold). Filtered lists are exact and complete: every page has up to `limit` matches and a cursor for the next, and a page costs reads in proportion to `limit`, not to how many conversations the user has (each conversation is indexed by its muted/pinned/archived state, and a user has at most one conversation per group). A cursor must name a conversation of the list being paged: one the filters leave out (a conversation unmuted since, for `muted=true`) is a `400` naming `starting_after` or `ending_before`.
      */
     get: operations['listConversations'];
     put?: never;

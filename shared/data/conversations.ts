@@ -236,7 +236,8 @@ const statesMatching = (f: ConversationFilters): ConversationState[] =>
     matching(f.pinned).flatMap((pinned) => matching(f.archived).map((archived) => ({ muted, pinned, archived }))),
   );
 
-const keeps = (f: ConversationFilters, c: Conversation) =>
+/** Whether a filtered list holds this conversation. */
+export const keeps = (f: ConversationFilters, c: Conversation) =>
   (f.muted === undefined || c.is_muted === f.muted) &&
   (f.pinned === undefined || c.is_pinned === f.pinned) &&
   (f.archived === undefined || (c.archived_at !== null) === f.archived) &&

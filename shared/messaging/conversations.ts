@@ -40,12 +40,13 @@ export async function listConversations(
   who: Principal,
   query: CursorQuery & { muted?: boolean; archived?: boolean; pinned?: boolean; group_id?: string },
 ) {
-  const page = await cursorPage(query, async (id) => !!(await conversations.findConversation(who, id)));
-  return conversations.queryConversations(
-    who,
-    { muted: query.muted, archived: query.archived, pinned: query.pinned, groupId: query.group_id },
-    page,
-  );
+  const filters = { muted: query.muted, archived: query.archived, pinned: query.pinned, groupId: query.group_id };
+  // A cursor names a conversation of the list being paged: one the filters leave out is not in it (400).
+  const page = await cursorPage(query, async (id) => {
+    const found = await conversations.findConversation(who, id);
+    return found !== undefined && conversations.keeps(filters, found);
+  });
+  return conversations.queryConversations(who, filters, page);
 }
 
 export interface ConversationUpdate {

@@ -81,6 +81,20 @@ describe.each(transports())('filtered conversation lists over %s', (transport) =
     expect(totalItemsRead(second.calls)).toBeLessThanOrEqual(2 + 4 * 11);
   });
 
+  it('refuses a cursor the filters leave out of the list, naming it', async () => {
+    // When a muted list is paged from a conversation that is not muted, and an unmuted one from the muted conversation
+    for (const [query, cursor] of [
+      [{ muted: 'true', starting_after: newestFirst[5]! }, 'starting_after'],
+      [{ muted: 'false', ending_before: special }, 'ending_before'],
+      [{ group_id: t.groupId, starting_after: special }, 'starting_after'],
+    ] as const) {
+      const res = await api.call('GET', '/v1/conversations', { token: t.token, query });
+      // Then each is a 400 naming the cursor, as an id that is in no list is
+      expect(res.status, JSON.stringify(query)).toBe(400);
+      expect(res.body.error.param).toBe(cursor);
+    }
+  });
+
   it('the unfiltered list reads one page', async () => {
     const { ids, calls } = await list({ limit: 100 });
     expect(ids).toEqual(newestFirst.slice(0, 100));
