@@ -111,12 +111,14 @@ export async function inspectCsv(body: WebStream<Uint8Array>): Promise<Inspectio
   let first = true;
   let rowCount = 0;
   let addresses = 0;
+  let headed = false;
   for await (const { record, info } of rowsOf(body, true, MAX_IMPORT_BYTES)) {
     if (first) {
       first = false;
-      const headed = record.findIndex(isEmailHeader);
-      if (headed >= 0 || !(record[0] ?? '').includes('@')) {
-        column = Math.max(headed, 0);
+      const emailColumn = record.findIndex(isEmailHeader);
+      headed = emailColumn >= 0;
+      if (headed || !(record[0] ?? '').includes('@')) {
+        column = Math.max(emailColumn, 0);
         dataStart = info.bytes;
         continue;
       }
@@ -126,7 +128,11 @@ export async function inspectCsv(body: WebStream<Uint8Array>): Promise<Inspectio
     if ((record[column] ?? '').includes('@')) addresses++;
   }
   if (rowCount === 0) throw new ImportFileError('the file has no rows of addresses');
-  if (addresses === 0) throw new ImportFileError('no column of the file holds email addresses: head the address column `email`');
+  // A column headed `email` is the file's word for where its addresses are: its rows are judged one by one (rejected
+  // when they are not addresses). Without that header, a file none of whose first cells holds an address is not one.
+  if (addresses === 0 && !headed) {
+    throw new ImportFileError('no column of the file holds email addresses: head the address column `email`');
+  }
   return { rowCount, column, dataStart };
 }
 

@@ -124,6 +124,18 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     expect(gone.body.error.param).toBe('id');
   });
 
+  it('judges every row of a column headed email, even when none is an address: completed, each rejected', async () => {
+    // Given a list, and a file whose email column holds no address
+    const list = await newList();
+    const imp = await createImport(list.id);
+    // When it is imported
+    await upload(imp, 'email\nfoo\nbar\n');
+    // Then its rows were judged as addresses added to the list, and refused
+    const done = await ended(list.id, imp.id);
+    expect(done).toMatchObject({ status: 'completed', row_count: 2, accepted_count: 0, rejected_count: 2 });
+    expect((await getList(list.id)).rejected_count).toBe(2);
+  });
+
   it.each([
     ['a binary file', () => randomBytes(4096), /not (valid UTF-8|text)/],
     ['a file with no address column', () => 'name,phone\nJane,123\nBob,456\n', /no column/],
