@@ -72,6 +72,9 @@ const invalid: [unknown, string][] = [
   [' user@example.com', "local part contains an invalid character ' ' (space, U+0020)"],
   ['user@example.com ', "domain contains an invalid character ' ' (space, U+0020)"],
   ['a\u00a0b@example.com', 'local part contains an invalid character U+00A0'],
+  // What invalid UTF-8 in a request body decodes to
+  ['\ufffd\ufffd@example.com', "local part contains an invalid character '\ufffd'"],
+  ['a@exa\ufffdmple.com', "domain contains an invalid character '\ufffd'"],
   ['a\tb@example.com', 'local part contains an invalid character U+0009'],
   ['a\u0000@example.com', 'local part contains an invalid character U+0000'],
   ['a\u200bb@example.com', 'local part contains an invalid character U+200B'],

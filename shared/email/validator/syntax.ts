@@ -39,7 +39,8 @@ export const MAX_ADDRESS_OCTETS = 254;
 // RFC 5322 atext, ASCII part.
 const ATEXT = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]$/;
 // Non-ASCII characters that are never part of a real mailbox name.
-const FORBIDDEN_UNICODE = propertyPattern('[\\p{Cc}\\p{Cs}\\p{Co}\\p{Z}]');
+// U+FFFD is what a body's invalid UTF-8 decodes to (API Gateway hands Lambda text): never a character anyone typed.
+const FORBIDDEN_UNICODE = propertyPattern('[\\p{Cc}\\p{Cs}\\p{Co}\\p{Z}\\uFFFD]');
 const FORMAT_CHARACTER = propertyPattern('\\p{Cf}');
 const JOINERS = new Set(['\u200c', '\u200d']);
 // eslint-disable-next-line no-control-regex -- the ASCII range, NUL included, is the point
