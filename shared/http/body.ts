@@ -55,6 +55,32 @@ export function prototypeKeyIn(names: Iterable<string>): string | undefined {
   return undefined;
 }
 
+const decodes = (part: string) => {
+  try {
+    decodeURIComponent(part);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Refuses a form body whose percent-encoding does not decode (`%ZZ`, or
+ * bytes that are not UTF-8 such as `%FF`), naming the parameter: the form
+ * parser would keep such text as it came, and store `%FF%FE` as a message.
+ */
+function badlyEncoded(text: string): void {
+  for (const pair of text.split('&')) {
+    const eq = pair.indexOf('=');
+    const [key, value] = eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+    if (!decodes(key)) throw badRequest('A parameter name in the body is not valid percent-encoded UTF-8', undefined, 'parameter_invalid');
+    if (!decodes(value)) {
+      const name = decodeURIComponent(key.replaceAll('+', ' '));
+      throw badRequest(`Invalid ${name}: not valid percent-encoded UTF-8`, name, 'parameter_invalid');
+    }
+  }
+}
+
 /** The same for a parsed JSON body (own keys, at any depth), named the way a form client would write it. */
 function prototypeKeyInJson(value: unknown): string | undefined {
   const stack: [unknown, string][] = [[value, '']];
@@ -108,6 +134,7 @@ export function parseBody(
     return parsed;
   }
   if (media === 'application/x-www-form-urlencoded' && accepted.includes('form')) {
+    badlyEncoded(text);
     const forbidden = prototypeKeyIn(new URLSearchParams(text).keys());
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'body');
     return parseForm(text) as Record<string, unknown>;

@@ -47,6 +47,24 @@ describe('request bodies', () => {
     expect(Object.getPrototypeOf(polluted)).toBe(Object.prototype);
   });
 
+  it('refuses percent-encoding that does not decode, naming the parameter, and takes what does', () => {
+    const refusal = (text: string) => {
+      try {
+        form(text);
+      } catch (error) {
+        return { status: (error as ApiError).status, param: (error as ApiError).param };
+      }
+      return undefined;
+    };
+    // Not UTF-8 (%FF%FE), not hex (%ZZ), cut short (%E2%82): each named in the bracket form a client wrote
+    expect(refusal('conversation_id=c&message=%FF%FE')).toEqual({ status: 400, param: 'message' });
+    expect(refusal('attachments%5B0%5D%5Bname%5D=a%ZZ')).toEqual({ status: 400, param: 'attachments[0][name]' });
+    expect(refusal('message=%E2%82')).toEqual({ status: 400, param: 'message' });
+    expect(refusal('%ZZ=1')).toMatchObject({ status: 400 });
+    // A literal percent sent encoded, plus as space, and multi-byte characters decode as before
+    expect(form('message=100%25+sure+%E2%82%AC')).toEqual({ message: '100% sure €' });
+  });
+
   it('decodes base64 bodies as API Gateway sends binary payloads', () => {
     expect(parseBody(Buffer.from('a=1').toString('base64'), true, 'application/x-www-form-urlencoded', ['form'])).toEqual({ a: '1' });
   });
