@@ -121,10 +121,22 @@ export function advanceJob(ref: Ref, chain: string, cursor: number): Promise<boo
   return conditionHeld(
     updateItem(
       keyOf(ref),
-      update().set`${progress} = ${cursor}, lease_until = ${until}, gsi2sk = ${dueAt(until)}`
+      update().set`${progress} = ${cursor}, lease_until = ${until}, gsi2sk = ${dueAt(until)}`.remove`failed_runs`
         .when`lease_owner = ${chain} AND ${progress} < ${cursor}`,
     ),
   );
+}
+
+/**
+ * Counts a run of `chain` that failed (a step threw); progress recorded
+ * since the last failure starts the count again (`advanceJob`). The count,
+ * or undefined when another chain holds the job now.
+ */
+export async function recordFailedRun(ref: Ref, chain: string): Promise<number | undefined> {
+  const item = await unlessConditionFails(
+    updateItem(keyOf(ref), update().add`failed_runs ${1}`.when`lease_owner = ${chain}`, 'UPDATED_NEW'),
+  );
+  return item && Number(item.failed_runs);
 }
 
 /** A finished job leaves the pending index and its record is deleted, or kept (`keep`) for what reads it later. */

@@ -191,3 +191,20 @@ export async function importStep(job: Job<ImportPayload>, deadline: number): Pro
   }
   return importRows(r, deadline);
 }
+
+/**
+ * A `list-import` whose runs kept failing for reasons other than its file
+ * (those end it at once, `fail`): it ends `error` so its owner can start
+ * again, rather than showing `importing` for ever. What earlier chunks
+ * added stays added; the message says so.
+ */
+export async function abandonImport(job: Job<ImportPayload>): Promise<void> {
+  const r = await getImport(job.accountId, job.payload.listId, job.payload.importId);
+  if (!r || r.status === 'completed' || r.status === 'error') return;
+  await fail(
+    r,
+    r.rows_done > 0
+      ? `the import stopped after ${r.rows_done} rows, failing again and again; those rows were added: import the rest in a new file`
+      : 'the import kept failing before adding any row; try again with a new import',
+  );
+}

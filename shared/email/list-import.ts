@@ -16,4 +16,5 @@ export const listImport: JobKind<ImportPayload> = {
   payload: /* @__PURE__ */ (() => v.object({ listId: v.pipe(v.number(), v.safeInteger()), importId: v.string() }))(),
   subject: (p) => importSubject(p.importId),
   step: async (job, deadline) => (await import('#shared/email/import-job')).importStep(job, deadline),
+  giveUp: async (job) => (await import('#shared/email/import-job')).abandonImport(job),
 };

@@ -43,4 +43,15 @@ export interface JobKind<P> {
    */
   settleMs?: number;
   step(job: Job<P>, deadline: number): Promise<Step>;
+  /**
+   * A job whose runs keep failing (MAX_FAILED_RUNS in a row, whichever chains
+   * ran them) ends here, then is finished, instead of being retried without
+   * end: for kinds whose work can end in an error its owner sees (an import
+   * reports `error`). Without it a kind is retried until it succeeds (a
+   * purge or a delivery must happen).
+   */
+  giveUp?(job: Job<P>, error: unknown): Promise<void>;
 }
+
+/** Failed runs in a row after which a job with `giveUp` gives up: with SQS's redeliveries and the sweeper's leases, some minutes of failing. */
+export const MAX_FAILED_RUNS = 5;

@@ -1,9 +1,10 @@
 import * as v from 'valibot';
-import { claimJob } from '#shared/data/jobs';
+import { claimJob, finishJob, recordFailedRun } from '#shared/data/jobs';
 import { parseItem } from '#shared/db/item-schema';
-import type { JobKind } from '#shared/jobs/kind';
+import { MAX_FAILED_RUNS, type Job, type JobKind } from '#shared/jobs/kind';
 import { isJobName, JOB_NAMES } from '#shared/jobs/names';
 import { enqueueJob, runJob, type JobMessage } from '#shared/jobs/run';
+import { describeError, logger } from '#shared/util/logger';
 import { parseMessage } from '#shared/util/message-schema';
 import { worker } from '#shared/util/worker';
 
@@ -39,7 +40,26 @@ export function jobWorker(kinds: readonly JobKind<any>[]) {
       const kind = isJobName(record.kind) ? byName.get(record.kind) : undefined;
       if (!kind) throw new Error(`no worker here runs ${record.kind} jobs`);
       const job = { ...record, kind: kind.name, payload: parseItem(kind.payload, record.payload), chain: message.chain };
-      if ((await runJob(kind, job, deadline)) === 'more') await enqueueJob(job);
+      let outcome: Awaited<ReturnType<typeof runJob>>;
+      try {
+        outcome = await runJob(kind, job, deadline);
+      } catch (error) {
+        if (await gaveUp(kind, job, error)) return;
+        throw error;
+      }
+      if (outcome === 'more') await enqueueJob(job);
     },
   });
+}
+
+/** After a failed run: whether the job, failing MAX_FAILED_RUNS in a row, was given up (its kind told, its record finished). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function gaveUp(kind: JobKind<any>, job: Job<unknown>, error: unknown): Promise<boolean> {
+  if (!kind.giveUp) return false;
+  const failures = await recordFailedRun(job, job.chain).catch(() => undefined);
+  if (failures === undefined || failures < MAX_FAILED_RUNS) return false;
+  logger.error('job given up after failing runs', { job: { kind: job.kind, subject: job.subject }, failures, ...describeError(error) });
+  await kind.giveUp(job, error);
+  await finishJob(job, job.chain, kind.keep ?? false);
+  return true;
 }

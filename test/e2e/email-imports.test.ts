@@ -195,6 +195,29 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     expect(await jobOf(ref)).toBeUndefined();
   });
 
+  // Once: the transport only carries the reads.
+  it.runIf(transport === 'http')(
+    'ends in error, saying how far it got, when its job is given up after failing again and again',
+    async () => {
+      // Given an import that added its first chunk, then whose runs keep failing (the job worker gives up on it)
+      const list = await newList();
+      const imp = await createImport(list.id);
+      await upload(imp, Array.from({ length: CHUNK_ROWS + 10 }, (_, i) => `given-up${i}@example.com`).join('\n'));
+      const ref = { accountId: t.accountId, subject: importSubject(imp.id) };
+      const chain = randomUUID();
+      const job = { ...(await claimJob(ref, chain))!, kind: listImport.name, payload: { listId: list.id, importId: imp.id }, chain };
+      expect(await runJob(listImport, job, Date.now())).toBe('more'); // the first pass
+      expect(await runJob(listImport, job, Date.now())).toBe('more'); // one chunk
+      // When its kind is told the job is given up
+      await listImport.giveUp!(job, new Error('the table kept refusing'));
+      // Then the import is an error its owner sees, naming the rows that stay added, and its file is let go
+      const ended = (await show(list.id, imp.id)).body;
+      expect(ended.status).toBe('error');
+      expect(ended.error.message).toContain(`after ${CHUNK_ROWS} rows`);
+      expect((await getList(list.id)).email_count).toBe(CHUNK_ROWS);
+    },
+  );
+
   // Once, over HTTP: it waits out the 15 s before the job's first look, and the transport only carries the create.
   it.runIf(transport === 'http')('starts once the file is there, from the queue, with no GET and no sweeper pass', async () => {
     // Given an import created, and its file uploaded
