@@ -79,17 +79,11 @@ const CREATE_TRIES = 5;
  * random part: it increases with creation time without the shared counter's
  * call (`docs/data-model.md`, "Email list ids").
  */
-/** An idempotent request's record of the list it made, written in the list's own transaction. */
-export interface ListJournal {
-  item: (id: number) => TransactItem;
-  /** After the journal's part failed: whether this attempt's hold recorded it (else another attempt holds the key). */
-  recorded: () => Promise<boolean>;
-}
-
 export async function createEmailList(
   accountId: string,
   input: { name: string; description?: string },
-  journal?: ListJournal,
+  /** An idempotent request's record of the list it made, written in the list's own transaction. */
+  journal?: (id: number) => TransactItem,
 ): Promise<EmailList> {
   const collectionKey = keys.accountLists.key({ acct: accountId });
   for (let attempt = 1; ; attempt++) {
@@ -125,11 +119,10 @@ export async function createEmailList(
         ),
       ],
       ...namedParts('collection', deltaUpdates(collectionKey, membershipDeltas([seq], 1))),
-      ...(journal ? [['step', journal.item(id)] as [string, TransactItem]] : []),
+      ...(journal ? [['step', journal(id)] as [string, TransactItem]] : []),
     ]);
-    if (failed.includes('step') && !failed.includes('list') && !(await journal!.recorded())) {
-      throw new Error('another attempt of this idempotent request holds its key');
-    }
+    // The journal's condition holds unless another attempt of the request took its key over: that one answers.
+    if (failed.includes('step') && !failed.includes('list')) throw new Error('another attempt of this idempotent request holds its key');
     // A lost answer is covered by the SDK, which resends the transaction with the same ClientRequestToken (DynamoDB answers
     // the replay as a success); past that, the list already there is this transaction's own: an id is never made twice in
     // one account. Only the guard: another account's list holds the id; the reserved seq stays unused.

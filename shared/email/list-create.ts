@@ -1,5 +1,5 @@
 import { createEmailList, getEmailList } from '#shared/data/email-lists';
-import { journalStep, stepRecorded, type Hold } from '#shared/data/idempotency';
+import { journalStep, type Hold } from '#shared/data/idempotency';
 import type { Tenant } from '#shared/data/tokens';
 
 // A module of its own: the other list routes' bundles then carry no idempotency records (test/infra/bundles.test.ts).
@@ -14,9 +14,5 @@ export async function createList(who: Tenant, input: { name: string; description
   const earlier = hold?.resumed ? hold.steps[LIST_STEP] : undefined;
   const made = typeof earlier === 'number' ? await getEmailList(who.accountId, earlier) : undefined;
   if (made) return made;
-  return createEmailList(
-    who.accountId,
-    input,
-    hold && { item: (id) => journalStep(hold, LIST_STEP, id), recorded: () => stepRecorded(hold, LIST_STEP) },
-  );
+  return createEmailList(who.accountId, input, hold && ((id) => journalStep(hold, LIST_STEP, id)));
 }
