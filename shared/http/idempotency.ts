@@ -11,7 +11,6 @@ import { conflict, DomainError } from '#shared/errors';
 import { badRequest, unprocessable } from '#shared/http/errors';
 import { header } from '#shared/http/middleware';
 import { describeError, logger } from '#shared/util/logger';
-import { open, seal } from '#shared/util/sealing';
 
 /**
  * What a key's first request is compared with: method, path, body, and the
@@ -79,7 +78,7 @@ export async function withIdempotency(
     return {
       statusCode: claim.response.statusCode,
       headers: { 'Content-Type': 'application/json', 'Idempotent-Replayed': 'true' },
-      body: await withFields(claim.response.body, secretFields, (sealed) => open(sealed, sealedTo)),
+      body: await withFields(claim.response.body, secretFields, async (sealed) => (await sealing()).open(sealed, sealedTo)),
     };
   }
   const { hold } = claim;
@@ -95,16 +94,21 @@ export async function withIdempotency(
   }
   // The work is done: its answer goes to the client even when it cannot be recorded (a retry then continues the request).
   // Unrecorded, it is marked interrupted if that still can be: a retry then continues the request and answers the same.
-  const stored = await withFields(response.body, secretFields, (secret) => seal(secret, sealedTo)).catch((error: unknown) => {
-    logger.warn('could not seal the answer of an idempotent request', describeError(error));
-    return undefined;
-  });
+  const stored = await withFields(response.body, secretFields, async (secret) => (await sealing()).seal(secret, sealedTo)).catch(
+    (error: unknown) => {
+      logger.warn('could not seal the answer of an idempotent request', describeError(error));
+      return undefined;
+    },
+  );
   if (stored === undefined || !(await completeIdempotencyKey(hold, { statusCode: response.statusCode, body: stored }))) {
     const freed = await interruptIdempotencyKey(hold);
     logger.warn('could not record the answer of an idempotent request', { key_released_for_retry: freed });
   }
   return response;
 }
+
+/** Imported by the first answer with a credential in it: of the creates, only a token's and a webhook endpoint's have one. */
+const sealing = () => import('#shared/util/sealing');
 
 /**
  * The JSON body with each of these top-level fields, where present as a

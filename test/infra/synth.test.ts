@@ -205,6 +205,12 @@ describe('cdk synth', () => {
       await ok('GET', `/v1/contacts/${contact.id}`);
       await ok('PUT', `/v1/contacts/${contact.id}`, { phone_number: '+15550100077' });
       const token = await ok('POST', `/v1/contacts/${contact.id}/tokens`, {});
+      // An idempotent create with a credential: its sealing is a chunk of the bundle, loaded by the first such answer
+      const keyed = { ...as, form: {}, headers: { 'Idempotency-Key': 'synth-token' } };
+      const first = await messaging.call('POST', `/v1/contacts/${contact.id}/tokens`, keyed);
+      const replay = await messaging.call('POST', `/v1/contacts/${contact.id}/tokens`, keyed);
+      expect([first.status, replay.status, replay.headers['idempotent-replayed']]).toEqual([201, 201, 'true']);
+      expect(replay.body.token).toBe(first.body.token);
       await ok('GET', `/v1/contacts/${contact.id}/tokens`);
       await ok('DELETE', `/v1/contacts/${contact.id}/tokens/${token.id}`);
       const group = await ok('POST', '/v1/groups', undefined, { name: 'bundle', members: [contact.id] });
