@@ -39,7 +39,7 @@ export function emptyMeansNull<S extends v.GenericSchema>(schema: S) {
 
 /** C0 controls and DEL: a NUL or a line break in a name breaks the headers, logs and files it ends up in. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 /**
  * A name of at most `max` characters, counted as a reader counts them and

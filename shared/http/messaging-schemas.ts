@@ -1,7 +1,16 @@
 import * as v from 'valibot';
 import { MAX_ATTACHMENTS } from '#shared/messaging/attachments';
 import { reactionsInput } from '#shared/messaging/reactions';
-import { booleanField, cursorQuery, emptyMeansNull, idField, integerField, nameField, timestampField } from '#shared/http/fields';
+import {
+  booleanField,
+  CONTROL_CHARACTER,
+  cursorQuery,
+  emptyMeansNull,
+  idField,
+  integerField,
+  nameField,
+  timestampField,
+} from '#shared/http/fields';
 import { nested } from '#shared/util/object-schema';
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops those a handler never uses (docs/performance.md).
@@ -31,6 +40,8 @@ const linkAttachmentInput = /* @__PURE__ */ (() =>
           v.string(),
           v.minLength(1, 'Too small: expected string to have >=1 characters'),
           v.maxLength(255, 'Too big: expected string to have <=255 characters'),
+          // As every other name (nameField): a name is shown, and a line break or NUL in it is no one's file name.
+          v.check((s) => !CONTROL_CHARACTER.test(s), 'must not contain control characters'),
         ),
       ),
       mime_type: v.optional(

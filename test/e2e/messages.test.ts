@@ -120,6 +120,15 @@ describe.each(transports())('messages over %s', (transport) => {
         'attachments[0][colour]',
       ],
       [{ message: 'hi', read_at: '5' }, 'read_at'],
+      [
+        {
+          message: 'hi',
+          'attachments[0][type]': 'file',
+          'attachments[0][url]': 'https://x.example.com/a',
+          'attachments[0][name]': 'a\u0001b',
+        },
+        'attachments[0][name]',
+      ],
     ])('rejects %j with 400 naming the parameter', async (form, param) => {
       const res = await send(form);
       expect(res.status).toBe(400);
