@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { appendEvents, eventsAfter, type Feed, type NewEvent } from '#shared/data/events';
+
+/**
+ * Appending to an events feed on DynamoDB Local: one event per put, or a
+ * burst (4 or more waiting) in transactions. Either way every number from 1
+ * on is taken once, in the order given, with nothing twice.
+ */
+describe('appending to an events feed', () => {
+  const events = (writer: string, count: number): NewEvent[] =>
+    Array.from({ length: count }, (_, i) => ({
+      fromChange: `${writer}-${i}`,
+      createdMs: Date.now() + i,
+      event: { type: 'test.event', created_at: Math.floor(Date.now() / 1000), writer, n: i },
+    }));
+  const all = async (feed: Feed) => (await eventsAfter(feed, 0, 100)).events;
+
+  it('numbers a burst of events (appended in a transaction) one after the other, in order, and skips it when handed over again', async () => {
+    // Given a new feed
+    const feed = { accountId: `acct_${randomUUID()}` };
+    // When one event, then a burst of 30, are appended
+    await appendEvents(feed, events('single', 1));
+    const burst = events('burst', 30);
+    const appended = await appendEvents(feed, burst);
+    // Then they are numbers 1 to 31, in the order given
+    const stored = await all(feed);
+    expect(stored.map((e) => e.n)).toEqual([0, ...burst.map((_, i) => i)]);
+    expect(appended.map((e) => e.id)).toEqual(stored.slice(1).map((e) => e.id));
+    // And the same burst handed over again (a batch retried) appends nothing
+    expect(await appendEvents(feed, burst)).toEqual([]);
+    expect(await all(feed)).toHaveLength(31);
+  });
+
+  it('lets writers racing for the same numbers each append all of theirs once, with no number twice or missing', async () => {
+    // Given a new feed, and three writers of bursts and single events
+    const feed = { accountId: `acct_${randomUUID()}` };
+    const batches = [events('a', 12), events('b', 5), events('c', 2)];
+    // When they append at once
+    await Promise.all(batches.map((batch) => appendEvents(feed, batch)));
+    // Then 19 events are stored, each once, each writer's in its order
+    const stored = await all(feed);
+    expect(stored).toHaveLength(19);
+    expect(new Set(stored.map((e) => `${e.writer}-${e.n}`)).size).toBe(19);
+    for (const writer of ['a', 'b', 'c']) {
+      const ns = stored.filter((e) => e.writer === writer).map((e) => e.n);
+      expect(ns).toEqual([...ns].sort((x, y) => Number(x) - Number(y)));
+    }
+    // And their numbers run from 1 without a gap (the page after number 18 is the last event alone)
+    const tail = await eventsAfter(feed, 18, 100);
+    expect([tail.afterFound, tail.events.length, tail.lastSeq]).toEqual([true, 1, 19]);
+  });
+});
