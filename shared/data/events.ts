@@ -128,15 +128,22 @@ function eventItem(feed: Feed, partition: string, seq: number, next: NewEvent) {
 /** The event a feed item holds (a stream image or a read). */
 export const eventOf = (item: Item): FeedEvent => JSON.parse(String(item.body)) as FeedEvent;
 
-/** Whether the feed has an event numbered `seq` (read strongly consistent). */
-export const hasEvent = async (feed: Feed, seq: number) => (await getItem(eventKey(feed, seq), true)) !== undefined;
+/**
+ * Whether the feed has the event `id`, numbered `seq` (read strongly
+ * consistent): the whole id, as an id whose number exists but whose time
+ * part was changed names no event.
+ */
+export async function hasEvent(feed: Feed, seq: number, id: string): Promise<boolean> {
+  const item = await getItem(eventKey(feed, seq), true);
+  return item !== undefined && eventOf(item).id === id;
+}
 
 export interface EventsPage {
   events: FeedEvent[];
   hasMore: boolean;
   /** The number of the page's last event (`after` for an empty page). */
   lastSeq: number;
-  /** Whether the event numbered `after` is there (always, for 0): a cursor that names none is no cursor of this feed. */
+  /** Whether the event numbered `after` is there (always, for 0), with the id `afterId` when given: a cursor that names none is no cursor of this feed. */
   afterFound: boolean;
 }
 
@@ -146,11 +153,12 @@ export interface EventsPage {
  * whether it exists. Events past their retention that DynamoDB's TTL has
  * not removed yet are left out.
  */
-export async function eventsAfter(feed: Feed, after: number, limit: number): Promise<EventsPage> {
+export async function eventsAfter(feed: Feed, after: number, limit: number, afterId?: string): Promise<EventsPage> {
   const { skPrefix } = spec(feed).template;
   const low = eventKey(feed, Math.max(after, 1)).sk;
   const items = await query({ partition: feedPartition(feed), sort: ['between', low, `${skPrefix}~`] }, limit + 2, 1);
-  const afterFound = after === 0 || (items[0] !== undefined && seqOf(items[0]) === after);
+  const afterFound =
+    after === 0 || (items[0] !== undefined && seqOf(items[0]) === after && (afterId === undefined || eventOf(items[0]).id === afterId));
   const now = Date.now() / 1000;
   const live = items.filter((item) => seqOf(item) > after && Number(item.expires_at) > now);
   const page = live.slice(0, limit);

@@ -20,7 +20,7 @@ export async function listEvents(caller: Caller, query: { after?: string; limit?
       'after',
     );
   }
-  const page = await eventsAfter(feed, cursor.seq, query.limit ?? 100);
+  const page = await eventsAfter(feed, cursor.seq, query.limit ?? 100, query.after);
   if (!page.afterFound) throw unknown();
   return { has_more: page.hasMore, data: page.events };
 }

@@ -13,5 +13,5 @@ export async function resumePoint(owner: Owner, after: string | undefined): Prom
   if (after === undefined) return {};
   const cursor = feedCursor(owner, after);
   if ('problem' in cursor) return { cursorProblem: cursor.problem };
-  return (await hasEvent(owner, cursor.seq)) ? { afterSeq: cursor.seq } : { cursorProblem: 'invalid' };
+  return (await hasEvent(owner, cursor.seq, after)) ? { afterSeq: cursor.seq } : { cursorProblem: 'invalid' };
 }

@@ -156,6 +156,17 @@ describe('events feed', () => {
     // And the socket, opened with the same cursors, is told the same in an error frame, then closed by the server
     expect(await cursorRefusal(t.token2, cases[2]![0])).toEqual({ code: 'invalid_cursor', param: 'after', closed: true });
     expect(await cursorRefusal(t.token2, cases[3]![0])).toEqual({ code: 'cursor_expired', param: 'after', closed: true });
+
+    // Given an event of bob's feed, and its id with the time part changed (the number exists; that id does not)
+    await send(t, await conversationWithBob(t), 'for a real event');
+    const real = await eventually(async () => (await readFeed(t.token2))[0], { what: "bob's first event" });
+    const forged = feedEventId(partition, 1, Date.now() - 86_400_000);
+    expect(real.id).not.toBe(forged);
+    // Then the real id pages on, the forged one is refused as naming no event, on the feed and on the socket
+    expect((await messaging.call('GET', `/v1/events?after=${real.id}`, { token: t.token2 })).status).toBe(200);
+    const refused = await messaging.call('GET', `/v1/events?after=${forged}`, { token: t.token2 });
+    expect([refused.status, refused.body.error?.code]).toEqual([400, 'invalid_cursor']);
+    expect(await cursorRefusal(t.token2, forged)).toEqual({ code: 'invalid_cursor', param: 'after', closed: true });
   });
 });
 
