@@ -22,6 +22,8 @@ function corsResponseHeaders(allowed: readonly string[]): Record<string, string>
   return {
     'Access-Control-Allow-Origin': rule === 'echo' ? 'method.request.header.Origin' : `'${rule.static}'`,
     'Access-Control-Expose-Headers': `'${CORS_EXPOSE_HEADERS.join(', ')}'`,
+    // An echoed origin makes the answer depend on the request's Origin: caches must keep one per origin.
+    ...(rule === 'echo' ? { Vary: "'Origin'" } : {}),
   };
 }
 

@@ -81,7 +81,9 @@ export function gatewayCorsHeaders(origin: string | undefined, allowed: readonly
   const rule = gatewayAllowOrigin(allowed);
   if (rule === undefined) return {};
   const value = rule === 'echo' ? origin : rule.static;
+  // An echoed origin makes the answer depend on the request's Origin: caches must keep one per origin.
+  const vary: Record<string, string> = rule === 'echo' ? { Vary: 'Origin' } : {};
   return value === undefined
-    ? {}
-    : { 'Access-Control-Allow-Origin': value, 'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS.join(', ') };
+    ? vary
+    : { 'Access-Control-Allow-Origin': value, 'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS.join(', '), ...vary };
 }

@@ -69,6 +69,13 @@ describe('CORS locally (CORS_ORIGINS)', () => {
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it.each(cases)("%s: with several origins, the gateway's 401 echoes the Origin and says it varies by it", async (api, path) => {
+    env.set({ CORS_ORIGINS: `${app}, https://admin.example.com` });
+    const refused = await clients[api]!.call('GET', path, { headers: { Origin: app } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers).toMatchObject({ 'access-control-allow-origin': app, vary: 'Origin' });
+  });
+
   it('allows any origin with *', async () => {
     env.set({ CORS_ORIGINS: '*' });
     const res = await clients.messaging!.call('GET', '/v1/conversations', { token: t.token, headers: { Origin: other } });

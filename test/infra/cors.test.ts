@@ -57,6 +57,8 @@ describe('CORS on AWS (CORS_ORIGINS context value)', () => {
       expect(response.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(
         'method.request.header.Origin',
       );
+      // The answer then depends on the Origin: caches must keep one per origin
+      expect(response.Properties.ResponseParameters['gatewayresponse.header.Vary']).toBe("'Origin'");
     }
   });
 
