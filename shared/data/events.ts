@@ -68,8 +68,9 @@ async function tailOf(feed: Feed, appending: number): Promise<{ head: number; se
 }
 
 /**
- * From this many events waiting for one feed, they are appended a
- * transaction of up to TRANSACT_MAX at a time, all numbers or none (so no
+ * From this many events waiting for one feed, they are appended in
+ * transactions of up to TRANSACT_MAX events (and TRANSACT_MAX_BYTES of them,
+ * under DynamoDB's 4 MB a transaction), all numbers or none (so no
  * reader sees a gap), instead of one conditional put after the other: a
  * burst to one account (its feed takes every event of the account) is
  * caught up in one round trip, where 20 puts in a row kept its users'
@@ -79,6 +80,15 @@ async function tailOf(feed: Feed, appending: number): Promise<{ head: number; se
  */
 const TRANSACT_FROM = 4;
 const TRANSACT_MAX = 100;
+const TRANSACT_MAX_BYTES = 3_000_000;
+
+/** The events of the next write: one, or (from TRANSACT_FROM waiting) as many as one transaction takes, at least one. */
+function nextWrite(pending: NewEvent[]): NewEvent[] {
+  if (pending.length < TRANSACT_FROM) return pending.slice(0, 1);
+  let bytes = 0;
+  const taking = pending.slice(0, TRANSACT_MAX).filter((e) => (bytes += JSON.stringify(e.event).length + 200) <= TRANSACT_MAX_BYTES);
+  return taking.length > 0 ? taking : pending.slice(0, 1);
+}
 
 /**
  * Appends events to one feed in their order; answers them with their ids.
@@ -95,7 +105,7 @@ export async function appendEvents(feed: Feed, events: NewEvent[]): Promise<Feed
     pending = pending.filter((e) => !seen.has(e.fromChange));
     let seq = head;
     while (pending.length > 0) {
-      const taking = pending.length >= TRANSACT_FROM ? pending.slice(0, TRANSACT_MAX) : pending.slice(0, 1);
+      const taking = nextWrite(pending);
       if (seq + taking.length > MAX_SEQ) throw new Error(`feed ${partition} is full`);
       const items = taking.map((next, i) => eventItem(feed, partition, seq + 1 + i, next));
       const took =
@@ -149,14 +159,16 @@ export interface EventsPage {
 
 /**
  * Up to `limit` events after number `after`, oldest first, and whether
- * more follow: one Query, which reads the `after` event too, to tell
+ * more follow: one Query (more only past 1 MB), which reads the `after` event too, to tell
  * whether it exists. Events past their retention that DynamoDB's TTL has
  * not removed yet are left out.
  */
 export async function eventsAfter(feed: Feed, after: number, limit: number, afterId?: string): Promise<EventsPage> {
   const { skPrefix } = spec(feed).template;
   const low = eventKey(feed, Math.max(after, 1)).sk;
-  const items = await query({ partition: feedPartition(feed), sort: ['between', low, `${skPrefix}~`] }, limit + 2, 1);
+  // Until limit + 2 items or the feed's end: a Query stops at 1 MB, and 100 events of a message with its attachments pass it (a
+  // page cut there and answered whole would say has_more false with events left: a client would stop short of them).
+  const items = await query({ partition: feedPartition(feed), sort: ['between', low, `${skPrefix}~`] }, limit + 2);
   const afterFound =
     after === 0 || (items[0] !== undefined && seqOf(items[0]) === after && (afterId === undefined || eventOf(items[0]).id === afterId));
   const now = Date.now() / 1000;

@@ -32,6 +32,21 @@ describe('appending to an events feed', () => {
     expect(await all(feed)).toHaveLength(31);
   });
 
+  it("splits a burst larger than a transaction takes (DynamoDB's 4 MB) and still numbers it in order", async () => {
+    // Given a burst of 90 events of 50 KB each (4.5 MB together)
+    const feed = { accountId: `acct_${randomUUID()}` };
+    const big = events('big', 90).map((e) => ({ ...e, event: { ...e.event, text: 'x'.repeat(50_000) } }));
+    // When it is appended
+    await appendEvents(feed, big);
+    // Then all 90 are stored, numbered in the order given (read a page at a time: a page holds 1 MB)
+    const stored = [];
+    for (let page = await eventsAfter(feed, 0, 100); ; page = await eventsAfter(feed, page.lastSeq, 100)) {
+      stored.push(...page.events);
+      if (!page.hasMore) break;
+    }
+    expect(stored.map((e) => e.n)).toEqual(big.map((_, i) => i));
+  });
+
   it('lets writers racing for the same numbers each append all of theirs once, with no number twice or missing', async () => {
     // Given a new feed, and three writers of bursts and single events
     const feed = { accountId: `acct_${randomUUID()}` };
