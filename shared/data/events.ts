@@ -82,12 +82,24 @@ const TRANSACT_FROM = 4;
 const TRANSACT_MAX = 100;
 const TRANSACT_MAX_BYTES = 3_000_000;
 
-/** The events of the next write: one, or (from TRANSACT_FROM waiting) as many as one transaction takes, at least one. */
-function nextWrite(pending: NewEvent[]): NewEvent[] {
-  if (pending.length < TRANSACT_FROM) return pending.slice(0, 1);
-  let bytes = 0;
-  const taking = pending.slice(0, TRANSACT_MAX).filter((e) => (bytes += JSON.stringify(e.event).length + 200) <= TRANSACT_MAX_BYTES);
-  return taking.length > 0 ? taking : pending.slice(0, 1);
+/** What an item takes in a transaction beside its body (keys, attribute names). */
+const ITEM_OVERHEAD_BYTES = 200;
+
+/**
+ * The items of the next write, numbered from `seq + 1`: one, or (from
+ * TRANSACT_FROM waiting) as many as one transaction takes, at least one.
+ */
+function nextWrite(feed: Feed, partition: string, seq: number, pending: NewEvent[]) {
+  const candidates = pending
+    .slice(0, pending.length < TRANSACT_FROM ? 1 : TRANSACT_MAX)
+    .map((next, i) => eventItem(feed, partition, seq + 1 + i, next));
+  let taken = 1;
+  let bytes = candidates[0]!.item.body.length + ITEM_OVERHEAD_BYTES;
+  for (; taken < candidates.length; taken++) {
+    bytes += candidates[taken]!.item.body.length + ITEM_OVERHEAD_BYTES;
+    if (bytes > TRANSACT_MAX_BYTES) break;
+  }
+  return candidates.slice(0, taken);
 }
 
 /**
@@ -105,9 +117,8 @@ export async function appendEvents(feed: Feed, events: NewEvent[]): Promise<Feed
     pending = pending.filter((e) => !seen.has(e.fromChange));
     let seq = head;
     while (pending.length > 0) {
-      const taking = nextWrite(pending);
-      if (seq + taking.length > MAX_SEQ) throw new Error(`feed ${partition} is full`);
-      const items = taking.map((next, i) => eventItem(feed, partition, seq + 1 + i, next));
+      const items = nextWrite(feed, partition, seq, pending);
+      if (seq + items.length > MAX_SEQ) throw new Error(`feed ${partition} is full`);
       const took =
         items.length === 1
           ? await unlessConditionFails(putItem(items[0]!.item, condition`attribute_not_exists(pk)`).then(() => true))
