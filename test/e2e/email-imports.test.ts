@@ -57,7 +57,7 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
   };
   const upload = async (imp: { upload: { url: string; method: string; headers: Record<string, string> } }, body: string | Uint8Array) => {
     const response = await fetch(imp.upload.url, { method: imp.upload.method, headers: imp.upload.headers, body });
-    expect(response.status).toBe(200);
+    expect(response.status, await response.text()).toBe(200);
   };
   const show = (listId: number, id: string) => api.call('GET', `/api/v1/emailList/${listId}/imports/${id}`, as());
   /** Polls the import as a client would (each GET also starts it once its file is there) until it ends. */
