@@ -22,7 +22,7 @@ async function addAll(base: string, headers: Record<string, string>, requests: n
   for (let r = 0; r < requests; r++) {
     const emails = Array.from({ length: PER_REQUEST }, (_, i) => `${prefix}${r * PER_REQUEST + i}@${domains[i % DOMAINS]}`);
     const res = await fetch(`${base}/api/v1/emailList/${list.id}/emails`, { method: 'POST', headers, body: JSON.stringify({ emails }) });
-    if (res.status !== 200) throw new Error(`add answered ${res.status}: ${await res.text()}`);
+    if (res.status !== 201) throw new Error(`add answered ${res.status}: ${await res.text()}`);
   }
   return list.id;
 }

@@ -1113,7 +1113,7 @@ export interface components {
      */
     TokenCreated: {
       id: components['schemas']['TokenId'];
-      /** @description The credential to hand to the user: `Authorization: Bearer <token>`. Stored only as a SHA-256 hash; it cannot be shown again, so an idempotent replay of the create answers without it. */
+      /** @description The credential to hand to the user: `Authorization: Bearer <token>`. Stored only as a SHA-256 hash; no later read shows it. An idempotent replay of the create answers it again (kept sealed with the replay for 24 hours). */
       token?: string;
       contact_id: components['schemas']['ContactId'];
       created_at: components['schemas']['Timestamp'];
@@ -1200,7 +1200,7 @@ export interface components {
       url: string;
       enabled_events: components['schemas']['EnabledEvents'];
       created_at: components['schemas']['Timestamp'];
-      /** @description The Standard Webhooks signing secret: `whsec_` and the base64 of 24 random bytes. The signature's HMAC key is the base64-decoded part after `whsec_`. Absent from an idempotent replay of the create. */
+      /** @description The Standard Webhooks signing secret: `whsec_` and the base64 of 24 random bytes. The signature's HMAC key is the base64-decoded part after `whsec_`. An idempotent replay of the create answers it again. */
       secret?: string;
     };
     WebhookEndpointList: {
@@ -4034,8 +4034,8 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The batch was processed. */
-      200: {
+      /** @description The batch was processed (a create, as the contract counts it, even when every entry was refused). */
+      201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];

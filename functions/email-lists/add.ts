@@ -9,6 +9,6 @@ export const handler = emailEndpoint(
   { path: emailListId, body: emailsBody, idempotent: idempotent() },
   async ({ caller, id, body, idempotency }) => {
     const { list, entries } = await addToList(caller, id, body.emails, idempotency);
-    return { body: { emailList: presentEmailList(list), emails: entries.map(presentEntry) } };
+    return { status: 201, body: { emailList: presentEmailList(list), emails: entries.map(presentEntry) } };
   },
 );

@@ -4,7 +4,7 @@ import { parseEventTypes, presentWebhookEndpoint } from '#shared/webhooks/manage
 import { createWebhook } from '#shared/webhooks/subscribe';
 import { idempotent } from '#shared/http/idempotency';
 
-/** The secret is shown in this answer only: an idempotent replay answers the same endpoint without it. */
+/** The secret is shown in this answer only, and in an idempotent replay of it (kept sealed with the replay). */
 export const handler = platformEndpoint(
   { body: createWebhookBody, idempotent: idempotent(), secretFields: ['secret'] },
   async ({ caller, body, idempotency }) => {

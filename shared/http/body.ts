@@ -73,6 +73,8 @@ function badlyEncoded(text: string): void {
   for (const pair of text.split('&')) {
     const eq = pair.indexOf('=');
     const [key, value] = eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+    // `=x` names nothing: the form parser would drop it, and a parameter is never silently ignored.
+    if (key === '' && pair !== '') throw badRequest('A parameter in the body has no name', undefined, 'parameter_unknown');
     if (!decodes(key)) throw badRequest('A parameter name in the body is not valid percent-encoded UTF-8', undefined, 'parameter_invalid');
     if (!decodes(value)) {
       const name = decodeURIComponent(key.replaceAll('+', ' '));
@@ -81,15 +83,25 @@ function badlyEncoded(text: string): void {
   }
 }
 
-/** The same for a parsed JSON body (own keys, at any depth), named the way a form client would write it. */
-function prototypeKeyInJson(value: unknown): string | undefined {
+/**
+ * What a parsed JSON body may not hold, at any depth: a key that would reach a
+ * prototype (named the way a form client would write it), or text that is not
+ * Unicode (a lone surrogate escaped as `\ud800`, which no UTF-8 reader can
+ * take back), named by its parameter.
+ */
+function refusedInJson(value: unknown): ApiError | undefined {
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length) {
     const [node, path] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (!node.isWellFormed()) return badRequest(`Invalid ${path}: not valid Unicode text (a lone surrogate)`, path, 'parameter_invalid');
+      continue;
+    }
     if (node === null || typeof node !== 'object') continue;
     for (const [key, child] of Object.entries(node)) {
       const name = path === '' ? key : `${path}[${key}]`;
-      if (PROTOTYPE_KEYS.has(key)) return name;
+      if (PROTOTYPE_KEYS.has(key)) return unknownParameter(name, 'body');
+      if (!key.isWellFormed()) return badRequest('A parameter name in the body is not valid Unicode text', undefined, 'parameter_invalid');
       stack.push([child, name]);
     }
   }
@@ -102,17 +114,55 @@ export const unknownParameter = (name: string, where: 'body' | 'query') =>
 export const repeatedParameter = (name: string) =>
   badRequest(`Invalid ${name}: must be given once in the query`, name, 'parameter_invalid');
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A body's media type, and whether the parameters of its Content-Type name a charset other than UTF-8. */
+function mediaOf(contentType: string | undefined): { media: string; otherCharset?: string } {
+  const [type = '', ...parameters] = (contentType ?? '').split(';');
+  for (const parameter of parameters) {
+    const eq = parameter.indexOf('=');
+    if (eq < 0 || parameter.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    const charset = parameter
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return { media: type.trim().toLowerCase(), otherCharset: charset };
+  }
+  return { media: type.trim().toLowerCase() };
+}
+
 export function parseBody(
   raw: string | null | undefined,
   isBase64: boolean,
   contentType: string | undefined,
   accepted: readonly MediaType[],
+  contentEncoding?: string,
 ): Record<string, unknown> {
-  const text = raw ? (isBase64 ? Buffer.from(raw, 'base64').toString('utf8') : raw) : '';
+  let text = raw ?? '';
+  if (raw && isBase64) {
+    try {
+      text = utf8.decode(Buffer.from(raw, 'base64'));
+    } catch {
+      throw badRequest('Request body is not valid UTF-8', undefined, 'invalid_json');
+    }
+  }
   if (Buffer.byteLength(text) > MAX_BODY_BYTES) {
     throw new ApiError(413, 'body_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
   }
-  const media = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  // A compressed body would be read as garbage: refused as RFC 9110 (15.5.16) says, by its coding.
+  const coding = contentEncoding?.trim().toLowerCase();
+  if (text !== '' && coding && coding !== 'identity') {
+    throw new ApiError(
+      415,
+      'unsupported_media_type',
+      `Content-Encoding ${coding.slice(0, 40)} is not supported: send the body uncompressed`,
+    );
+  }
+  const { media, otherCharset } = mediaOf(contentType);
+  if (text.trim() !== '' && otherCharset !== undefined) {
+    throw new ApiError(415, 'unsupported_media_type', `Request bodies are UTF-8: charset ${otherCharset.slice(0, 40)} is not supported`);
+  }
   if (text.trim() === '' && (media === '' || media === 'application/json' || media.endsWith('x-www-form-urlencoded'))) {
     return {};
   }
@@ -129,8 +179,8 @@ export function parseBody(
     if (depthExceeds(parsed, MAX_JSON_DEPTH)) {
       throw badRequest(`Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep`, undefined, 'invalid_json');
     }
-    const forbidden = prototypeKeyInJson(parsed);
-    if (forbidden !== undefined) throw unknownParameter(forbidden, 'body');
+    const refused = refusedInJson(parsed);
+    if (refused) throw refused;
     return parsed;
   }
   if (media === 'application/x-www-form-urlencoded' && accepted.includes('form')) {

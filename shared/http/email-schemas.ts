@@ -19,10 +19,20 @@ export const createListBody = /* @__PURE__ */ (() =>
     description: v.optional(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'))),
   }))();
 
-/** `page` arrives as a query string: digits only, so 1.5, -1, 1e3 and "two" are all 400s. */
+/**
+ * `page` arrives as a query string: digits only, so 1.5, -1, 1e3 and "two" are all `parameter_invalid`; any string of
+ * digits is a page number, and one past the last page (however many digits) is `page_out_of_range`. Past 2^53 a
+ * number is held at 2^53 - 1, past every page there can be.
+ */
 export const pageQuery = /* @__PURE__ */ (() =>
   v.strictObject({
-    page: v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a positive integer'), v.transform(Number))),
+    page: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^\d+$/, 'must be a positive integer'),
+        v.transform((digits) => Math.min(Number(digits), Number.MAX_SAFE_INTEGER)),
+      ),
+    ),
   }))();
 
 /** Which emails an export holds: any of the deliverability values, each named when wrong. */

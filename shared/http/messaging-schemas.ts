@@ -18,7 +18,7 @@ import { nested } from '#shared/util/object-schema';
 export const httpsUrl = /* @__PURE__ */ (() =>
   v.pipe(
     v.string(),
-    v.maxLength(2048, 'is too long'),
+    v.maxLength(2048, 'must be at most 2048 characters'),
     v.check((value) => URL.canParse(value) && new URL(value).protocol === 'https:', 'must be an https URL'),
     v.transform((value) => new URL(value).href),
   ))();

@@ -69,7 +69,7 @@ export const parseInput = (spec: { body: Schema<unknown>; query: Schema<unknown>
     const { event } = request;
     const contentType = header(event, 'content-type');
     if (isForm(contentType) && spec.media.includes('form')) await loadFormParser();
-    const raw = parseBody(event.body, event.isBase64Encoded, contentType, spec.media);
+    const raw = parseBody(event.body, event.isBase64Encoded, contentType, spec.media, header(event, 'content-encoding'));
     const queryNames = [...Object.keys(event.queryStringParameters ?? {}), ...Object.keys(event.multiValueQueryStringParameters ?? {})];
     const forbidden = prototypeKeyIn(queryNames);
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'query');

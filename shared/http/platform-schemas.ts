@@ -6,7 +6,7 @@ import { httpsUrl } from '#shared/http/messaging-schemas';
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops those a handler never uses (docs/performance.md).
 
-const username = /* @__PURE__ */ (() => nameField(64))();
+const username = /* @__PURE__ */ (() => nameField(64, 'refused'))();
 
 /** E.164: a plus, a country code not starting with 0, at most 15 digits in all. */
 const phoneNumber = /* @__PURE__ */ (() =>

@@ -169,10 +169,19 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(last.body.emails.map((e: { id: number }) => e.id)).toEqual(ids.slice(101));
     }, 60_000);
 
-    it.each([['0'], ['3'], ['-1'], ['1.5'], ['two'], ['']])('answers 400 for page=%s', async (page) => {
+    it.each([
+      ['0', 'page_out_of_range'],
+      ['3', 'page_out_of_range'],
+      ['2147483647', 'page_out_of_range'],
+      ['99999999999999999999', 'page_out_of_range'],
+      ['-1', 'parameter_invalid'],
+      ['1.5', 'parameter_invalid'],
+      ['two', 'parameter_invalid'],
+      ['', 'parameter_invalid'],
+    ])('answers 400 for page=%s (%s)', async (page, code) => {
       const res = await api.call('GET', '/api/v1/emails', { ...as(t), query: { page } });
       expect(res.status).toBe(400);
-      expect(res.body.error.param).toBe('page');
+      expect(res.body.error).toMatchObject({ param: 'page', code });
     });
 
     it('rejects unknown query parameters such as pageSize', async () => {
@@ -225,7 +234,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
     it('goes processing → completed with exact counts, duplicates and bad entries rejected', async () => {
       const l = await list();
       const res = await addToList(l.id, ['a@example.com', 'b@example.com', 'A@example.com', 'nope', 'c@aonly.test']);
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(201);
       expect(res.body.emailList).toMatchObject({ id: l.id, email_count: 3, rejected_count: 2, status: 'processing' });
       const { pending, finished } = res.body.emailList.progress;
       expect(pending).toBeGreaterThan(0);
@@ -256,7 +265,7 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       const batches = [0, 1, 2].map((b) => Array.from({ length: 60 }, (_, i) => `o${b}-${i}@example.com`));
       batches[2]!.push('o0-0@example.com', 'bad entry'); // one duplicate across requests, one invalid
       const results = await Promise.all(batches.map((b) => addToList(l.id, b)));
-      expect(results.every((r) => r.status === 200)).toBe(true);
+      expect(results.every((r) => r.status === 201)).toBe(true);
       const final = await eventually(
         async () => {
           const current = await getList(l.id);

@@ -84,7 +84,7 @@ describe.each(transports('email'))('email list exports over %s', (transport) => 
     // Given a list whose emails have each deliverability (set in the table: the validator's own outcomes are tested elsewhere)
     listId = (await api.call('POST', '/api/v1/emailList', { ...as(), json: { name: 'to export' } })).body.id;
     const added = await api.call('POST', `/api/v1/emailList/${listId}/emails`, { ...as(), json: { emails: Object.keys(OUTCOMES) } });
-    expect(added.status, added.text).toBe(200);
+    expect(added.status, added.text).toBe(201);
     await eventually(async () => (await api.call('GET', `/api/v1/emailList/${listId}`, as())).body.status === 'completed', {
       what: `list ${listId} completed`,
     });

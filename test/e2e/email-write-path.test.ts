@@ -73,7 +73,7 @@ describe(`email write path over ${transport}`, () => {
       ),
     );
     // Then every request succeeds and accepts all its addresses
-    expect(responses.map((res) => res.status)).toEqual(Array(50).fill(200));
+    expect(responses.map((res) => res.status)).toEqual(Array(50).fill(201));
     expect(responses.every((res) => res.body.emails.every((e: { id?: number }) => typeof e.id === 'number'))).toBe(true);
     // And the list ends completed with exact counts, on exactly 50 pages
     expect(await completed(list.id)).toMatchObject({ email_count: 5000, rejected_count: 0 });
@@ -99,7 +99,7 @@ describe(`email write path over ${transport}`, () => {
           ]),
         ),
       );
-      expect(responses.map((res) => res.status)).toEqual(Array(10).fill(200));
+      expect(responses.map((res) => res.status)).toEqual(Array(10).fill(201));
       // Then each shared address is accepted by one request and rejected as "duplicate" by the nine others
       for (let i = 0; i < shared.length; i++) {
         const answers = responses.map((res) => res.body.emails[i]);
@@ -196,7 +196,7 @@ describe.skipIf(transport === 'remote')('email write path round trips', () => {
     const emails = Array.from({ length: 100 }, (_, i) => `new${i}@example.com`);
     const { result, calls: made } = await countDynamoCalls(() => add(list.id, emails));
     const calls = byCommand(made);
-    expect(result.status).toBe(200);
+    expect(result.status).toBe(201);
     // Then the calls are the budget of docs/data-model.md: token, balance, reservation, two chunk
     // transactions (guards and outbox), the emails in batches of 25, counts applied to the list and
     // its block(s), outboxes kept as markers, tokens released, and the block of ids

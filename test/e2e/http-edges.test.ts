@@ -121,6 +121,31 @@ describe.each(transports())('HTTP behaviour over %s', (transport) => {
       expect(res.status).toBe(415);
     });
 
+    it('answers 415 for a body in another charset or compressed, which would be read as garbage', async () => {
+      // Given a body whose Content-Type names latin1, and one sent gzip-encoded
+      const latin1 = await api.call('POST', '/v1/groups', {
+        token: t.secretKey,
+        raw: { body: '{"name":"caf"}', contentType: 'application/json; charset=latin1' },
+      });
+      const gzip = await api.call('POST', '/v1/groups', {
+        token: t.secretKey,
+        raw: { body: '{"name":"caf"}', contentType: 'application/json' },
+        headers: { 'Content-Encoding': 'gzip' },
+      });
+      // Then both are refused as unsupported media
+      expect([latin1.status, latin1.body.error.code]).toEqual([415, 'unsupported_media_type']);
+      expect([gzip.status, gzip.body.error.code]).toEqual([415, 'unsupported_media_type']);
+    });
+
+    it('answers 400 naming the parameter for text that is not Unicode (a lone surrogate)', async () => {
+      const res = await api.call('POST', '/v1/contacts', {
+        token: t.secretKey,
+        raw: { body: '{"username":"a\\ud800"}', contentType: 'application/json' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'parameter_invalid', param: 'username' });
+    });
+
     it('answers 400 for malformed JSON and for JSON that is not an object', async () => {
       for (const body of ['{"contact_id":', '[1,2]', '"x"', 'null']) {
         const res = await api.call('POST', '/v1/conversations', { token: t.token, raw: { body, contentType: 'application/json' } });

@@ -239,7 +239,7 @@ describe.skipIf(deployed)('idempotent creates under DynamoDB faults', () => {
       // Given a list that already holds one address
       const tenant = await aTenant();
       const listId = await newList(tenant);
-      expect((await addToList(listId, ['old@example.com'], newKey(), tenant)).status).toBe(200);
+      expect((await addToList(listId, ['old@example.com'], newKey(), tenant)).status).toBe(201);
       const key = newKey();
       const fresh = Array.from({ length: 10 }, (_, i) => `new${i}@example.com`);
       const batch = [...fresh, 'old@example.com', 'nope'];
@@ -251,13 +251,13 @@ describe.skipIf(deployed)('idempotent creates under DynamoDB faults', () => {
       const { final, all } = await untilAnswered(() => addToList(listId, batch, key, tenant));
       // Then no 4xx; the ten new addresses are accepted, the old one is a duplicate, the bad one rejected
       expect([first, ...all].filter((r) => r && r.status >= 400 && r.status < 500)).toEqual([]);
-      expect(final.status).toBe(200);
+      expect(final.status).toBe(201);
       const entries = final.body.emails as { id?: number; email: string; error?: string }[];
       expect(entries.slice(0, 10).every((e) => typeof e.id === 'number')).toBe(true);
       expect(entries[10]).toMatchObject({ email: 'old@example.com', error: 'duplicate' });
       expect(entries[11]).toMatchObject({ email: 'nope', error: expect.any(String) });
       expect(final.body.emailList).toMatchObject({ email_count: 11, rejected_count: 2 });
-      if (first && first.status === 200) expect(final.body.emails).toEqual(first.body.emails);
+      if (first && first.status === 201) expect(final.body.emails).toEqual(first.body.emails);
       // And the list counts exactly that, also once anything left unsettled is settled
       await settleLeftovers();
       expect(await getList(listId, tenant)).toMatchObject({ email_count: 11, rejected_count: 2 });

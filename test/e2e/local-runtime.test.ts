@@ -536,7 +536,7 @@ describe('npm start and the admin command line', () => {
       for (let r = 0; r < 20; r++) {
         const emails = Array.from({ length: 100 }, (_, i) => `u${r * 100 + i}@crash.test`);
         const added = await call(base!, 'POST', `/api/v1/emailList/${list.id}/emails`, token!, undefined, { emails });
-        expect(added.status).toBe(200);
+        expect(added.status).toBe(201);
       }
       const midway = (await call(base!, 'GET', `/api/v1/emailList/${list.id}`, token!)).body;
       expect(midway).toMatchObject({ status: 'processing', email_count: 2000 });

@@ -180,6 +180,7 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     const cases: [Record<string, unknown>, string][] = [
       [{}, 'username'],
       [{ username: '' }, 'username'],
+      [{ username: '   ' }, 'username'],
       [{ username: 'x'.repeat(65) }, 'username'],
       // Characters, not UTF-16 units: 65 emoji are too many (64 are taken, below); a NUL is no part of a name.
       [{ username: '😀'.repeat(65) }, 'username'],
@@ -197,6 +198,11 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(emoji.status).toBe(201);
     const nul = await api.call('POST', '/v1/contacts', { ...asBackend(), json: { username: 'x\u0000y' } });
     expect(nul.body.error.message).toBe('Invalid username: must not contain control characters');
+    const longAvatar = await api.call('POST', '/v1/contacts', {
+      ...asBackend(),
+      json: { username: 'gail', avatar_url: `https://example.com/${'a'.repeat(2048)}` },
+    });
+    expect(longAvatar.body.error.message).toBe('Invalid avatar_url: must be at most 2048 characters or empty, got a string');
     // A rename to a taken name is refused too; one to a free name frees the old one
     const gail = await aUser('gail');
     expect((await api.call('PUT', `/v1/contacts/${gail.id}`, { ...asBackend(), form: { username: 'Frank' } })).status).toBe(409);

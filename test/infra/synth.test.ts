@@ -255,7 +255,7 @@ describe('cdk synth', () => {
         ...as,
         json: { emails: ['a@example.com', 'b@gmail.com', 'bad'] },
       });
-      expect(added.status).toBe(200);
+      expect(added.status).toBe(201);
       const done = await eventually(
         async () => {
           const res = await email.call('GET', `/api/v1/emailList/${listId}`, as);

@@ -65,8 +65,53 @@ describe('request bodies', () => {
     expect(form('message=100%25+sure+%E2%82%AC')).toEqual({ message: '100% sure €' });
   });
 
-  it('decodes base64 bodies as API Gateway sends binary payloads', () => {
+  it('decodes base64 bodies as API Gateway sends binary payloads, refusing bytes that are not UTF-8', () => {
     expect(parseBody(Buffer.from('a=1').toString('base64'), true, 'application/x-www-form-urlencoded', ['form'])).toEqual({ a: '1' });
+    const latin1 = Buffer.from([...Buffer.from('{"name":"caf'), 0xe9, ...Buffer.from('"}')]).toString('base64');
+    expect(() => parseBody(latin1, true, 'application/json', ['json'])).toThrow('Request body is not valid UTF-8');
+  });
+
+  it('refuses text that is not Unicode (a lone surrogate) anywhere in a JSON body, naming its parameter', () => {
+    const refusal = (text: string) => {
+      try {
+        parseBody(text, false, 'application/json', ['json']);
+      } catch (error) {
+        return { status: (error as ApiError).status, code: (error as ApiError).code, param: (error as ApiError).param };
+      }
+      return undefined;
+    };
+    expect(refusal('{"message":"a\\ud800b"}')).toEqual({ status: 400, code: 'parameter_invalid', param: 'message' });
+    expect(refusal('{"attachments":[{"name":"\\udc00"}]}')).toEqual({
+      status: 400,
+      code: 'parameter_invalid',
+      param: 'attachments[0][name]',
+    });
+    expect(refusal('{"\\ud800":1}')).toMatchObject({ status: 400, code: 'parameter_invalid' });
+    // A pair is one character, as any other
+    expect(parseBody('{"message":"\\ud83d\\ude00"}', false, 'application/json', ['json'])).toEqual({ message: '😀' });
+  });
+
+  it('refuses a form parameter without a name rather than dropping it', () => {
+    expect(() => form('message=a&=b')).toThrow('A parameter in the body has no name');
+    // An empty pair (a trailing &) names nothing and holds nothing
+    expect(form('message=a&')).toEqual({ message: 'a' });
+  });
+
+  it('takes UTF-8 only, uncompressed: another charset or a Content-Encoding is 415', () => {
+    const json = (contentType: string, encoding?: string) => () => parseBody('{"a":"b"}', false, contentType, ['json'], encoding);
+    expect(json('application/json; charset=latin1')).toThrow('charset latin1 is not supported');
+    expect(statusOf(json('application/json; charset=iso-8859-1'))).toBe(415);
+    expect(statusOf(json('application/json', 'gzip'))).toBe(415);
+    for (const type of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'application/json;charset="UTF-8"',
+      'application/json; charset=utf8',
+    ])
+      expect(json(type)(), type).toEqual({ a: 'b' });
+    expect(json('application/json', 'identity')()).toEqual({ a: 'b' });
+    // Without a body there is nothing to decode
+    expect(parseBody('', false, 'application/json; charset=latin1', ['json'], 'gzip')).toEqual({});
   });
 
   it('treats an empty body as no parameters', () => {

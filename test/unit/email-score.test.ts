@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   INVALID_SCORE_CAP,
+  RISKY_SCORE_CAP,
   SCORE_WEIGHTS,
   computeScore,
   scoreSignals,
@@ -12,6 +14,16 @@ const signalNames = SCORE_WEIGHTS.map((row) => row.signal);
 const allSignals = (value: boolean) => Object.fromEntries(signalNames.map((name) => [name, value])) as ScoreSignals;
 
 describe('SCORE_WEIGHTS', () => {
+  it('is the table in the README, weight for weight, with its caps (the contract puts the formula there)', () => {
+    // Given the README
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    // Then each signal has a row with its weight, and the caps are the code's
+    for (const row of SCORE_WEIGHTS)
+      expect(readme, row.signal).toMatch(new RegExp(`^\\| \`${row.signal}\`[^|\\n]*\\| ${row.points} \\|$`, 'm'));
+    expect(readme).toContain(`capped at ${INVALID_SCORE_CAP} when the domain`);
+    expect(readme).toContain(`at ${RISKY_SCORE_CAP} when it is \`risky\``);
+  });
+
   it('adds up to 100 with unique, described signals', () => {
     expect(SCORE_WEIGHTS.reduce((sum, row) => sum + row.points, 0)).toBe(100);
     expect(new Set(signalNames).size).toBe(signalNames.length);
