@@ -1793,13 +1793,13 @@ export interface components {
       [key: string]: components['schemas']['ReactionContact'][] | components['schemas']['ReactionContact'] | '' | null;
     };
     CreateContactRequest: {
-      /** @description 1 to 64 characters (code points), no control characters, unique in the account ignoring case. */
+      /** @description 1 to 64 characters (code points), not all blank, no control characters, unique in the account ignoring case and Unicode's equivalent forms (NFKC, full case folding). */
       username: string;
       phone_number?: components['schemas']['PhoneNumberInput'];
       avatar_url?: components['schemas']['AvatarUrlInput'];
     };
     UpdateContactRequest: {
-      /** @description 1 to 64 characters (code points), no control characters, unique in the account ignoring case. */
+      /** @description 1 to 64 characters (code points), not all blank, no control characters, unique in the account ignoring case and Unicode's equivalent forms (NFKC, full case folding). */
       username?: string;
       phone_number?: components['schemas']['PhoneNumberInput'];
       avatar_url?: components['schemas']['AvatarUrlInput'];

@@ -3,7 +3,7 @@ import { parseItem } from '#shared/db/item-schema';
 import { batchGet, transactNamed, txDelete, txPut, txUpdate, type TransactItem, type TransactItems, namedParts } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { getItem } from '#shared/db/items';
-import { keys } from '#shared/db/keys';
+import { keys, usernameFold } from '#shared/db/keys';
 import { queryIndexPage, type CursorPageRequest, type Page } from '#shared/db/paging';
 import { DomainError } from '#shared/errors';
 import { newId, nowSeconds } from '#shared/util/ids';
@@ -122,7 +122,7 @@ export async function updateContact(current: Contact, changes: ContactChanges): 
   if (entries.length === 0) return current;
   const write = update().when`attribute_exists(pk) AND attribute_not_exists(deleted_at) AND username = ${current.username}`;
   for (const [field, value] of entries) write.set`${attr(field)} = ${value}`;
-  const renamed = changes.username !== undefined && changes.username.toLowerCase() !== current.username.toLowerCase();
+  const renamed = changes.username !== undefined && usernameFold(changes.username) !== usernameFold(current.username);
   const failed = await transactNamed([
     ['contact', txUpdate(contactKey(current.account_id, current.id), write)],
     ...(renamed

@@ -34,14 +34,22 @@ export const OUTBOX_SHARDS = 8;
 /** `<shard>` of an outbox's index entries. */
 export const outboxShard = (outboxId: string) => parseInt(outboxId.slice(0, 2), 16) % OUTBOX_SHARDS;
 
+/**
+ * A username as uniqueness compares it: compatibility forms folded (NFKC: a fullwidth `Ａ` is `A`, `ﬁ` is `fi`, a
+ * decomposed `é` the composed one), then case, fully (`ß` and `SS` are one: upper-casing first folds what lower-casing
+ * alone keeps). Guards written before 2026-11-28 were lower-cased only: for a name these forms change (`Straße`), the
+ * old guard is left behind when its contact is renamed or deleted, and no name folds to it (docs/data-model.md).
+ */
+export const usernameFold = (username: string) => username.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC');
+
 export const keys = {
   account: tableKey('ACC#<acct>', 'ACCOUNT'),
   /** A contact; a deleted one stays as a tombstone (`deleted_at`), so messages it sent still show it as it was. */
   contact: tableKey('ACC#<acct>', 'CONTACT#<ct>'),
   /** gsi1: the account's live contacts, newest first (left out once deleted). */
   contacts: indexKey('gsi1', 'ACC#<acct>#CONTACTS', '<ct>'),
-  /** Uniqueness guard: one live contact per username, compared ignoring case. */
-  username: tableKey('ACC#<acct>#USERNAME#<username>', 'USERNAME', { username: (u) => u.toLowerCase() }),
+  /** Uniqueness guard: one live contact per username, compared ignoring case (usernameFold). */
+  username: tableKey('ACC#<acct>#USERNAME#<username>', 'USERNAME', { username: (u) => usernameFold(u) }),
   group: tableKey('ACC#<acct>', 'GROUP#<grp>'),
   /** gsi1: the account's groups, newest first. */
   groups: indexKey('gsi1', 'ACC#<acct>#GROUPS', '<grp>'),

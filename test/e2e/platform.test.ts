@@ -177,6 +177,16 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     const again = await api.call('POST', '/v1/contacts', { ...asBackend(), json: { username: 'FRANK' } });
     expect(again.status).toBe(409);
     expect(again.body.error).toMatchObject({ code: 'username_taken', param: 'username' });
+    // Case folded fully, and Unicode's equivalent forms are one name: ß and SS, é composed and decomposed, fullwidth letters
+    for (const [first, second] of [
+      ['Straße', 'STRASSE'],
+      ['caf\u00e9', 'cafe\u0301'],
+      ['ｆｕｌｌ', 'FULL'],
+    ]) {
+      expect((await api.call('POST', '/v1/contacts', { ...asBackend(), json: { username: first } })).status, first).toBe(201);
+      const twin = await api.call('POST', '/v1/contacts', { ...asBackend(), json: { username: second } });
+      expect([twin.status, twin.body.error?.code], second).toEqual([409, 'username_taken']);
+    }
     const cases: [Record<string, unknown>, string][] = [
       [{}, 'username'],
       [{ username: '' }, 'username'],
