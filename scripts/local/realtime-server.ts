@@ -75,10 +75,14 @@ export async function startRealtimeServer(port: number, host = '127.0.0.1', run:
   });
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
+    const url = new URL(req.url ?? '/', 'ws://realtime');
+    // The API's one endpoint is its stage (given out here as the root): another path names nothing, and API Gateway
+    // answers it 403 before any authorizer runs.
+    if (!['/', `/${STAGE_NAME}`, `/${STAGE_NAME}/`].includes(url.pathname)) return refuse(socket, 403, 'Forbidden');
     const connectionId = newConnectionId();
     const headers = flatHeaders(req);
     // As API Gateway: the URL's query reaches the authorizer and `$connect` as a map (the last value of a repeated name).
-    const query = new URL(req.url ?? '/', 'ws://realtime').searchParams;
+    const query = url.searchParams;
     const queryStringParameters = query.size > 0 ? Object.fromEntries(query) : null;
     let authorizer: Record<string, unknown>;
     try {

@@ -27,8 +27,8 @@ afterAll(() => stack?.stop());
 const connect = (token: string, via: 'header' | 'protocol' = 'header') => stack.connect(token, { via });
 
 /** The status a refused upgrade answered. */
-function refusal(headers: Record<string, string>, protocols?: string[]): Promise<number> {
-  const ws = new WebSocket(server.url, protocols, { headers });
+function refusal(headers: Record<string, string>, protocols?: string[], path = ''): Promise<number> {
+  const ws = new WebSocket(`${server.url}${path}`, protocols, { headers });
   return new Promise((resolve, reject) => {
     ws.once('open', () => reject(new Error('the upgrade was accepted')));
     ws.once('unexpected-response', (_req, res) => resolve(res.statusCode!));
@@ -78,6 +78,17 @@ describe('realtime WebSocket', () => {
     expect(await refusal({ Authorization: `Bearer tok_${'A'.repeat(43)}` })).toBe(401);
     expect(await refusal({}, ['bearer', `tok_${'B'.repeat(43)}`])).toBe(401);
     expect(await refusal({}, ['bearer'])).toBe(401);
+  });
+
+  it("refuses a path other than the API's endpoint with 403, before any credential is looked at", async () => {
+    // Given a user's valid token
+    const t = await aTenant();
+    // When it connects to another path of the server, Then the upgrade is refused as API Gateway refuses it
+    expect(await refusal({ Authorization: `Bearer ${t.token}` }, undefined, '/elsewhere')).toBe(403);
+    expect(await refusal({}, undefined, '/prod/x')).toBe(403);
+    // And the stage's own path, as on AWS, is the endpoint too
+    const socket = await stack.connect(t.token, { path: '/prod' });
+    expect(socket.ws.readyState).toBe(socket.ws.OPEN);
   });
 
   it("refuses the account's secret key: a socket carries one user's events", async () => {

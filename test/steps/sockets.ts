@@ -36,8 +36,9 @@ export async function realtimeStack() {
   const opened: Socket[] = [];
 
   /** Opens a socket with the token in the Authorization header, or as a browser does, in the subprotocols; `after` resumes. */
-  function connect(token: string, options: { via?: 'header' | 'protocol'; after?: string } = {}): Promise<Socket> {
-    const url = options.after === undefined ? server.url : `${server.url}?after=${encodeURIComponent(options.after)}`;
+  function connect(token: string, options: { via?: 'header' | 'protocol'; after?: string; path?: string } = {}): Promise<Socket> {
+    const at = `${server.url}${options.path ?? ''}`;
+    const url = options.after === undefined ? at : `${at}?after=${encodeURIComponent(options.after)}`;
     const ws =
       options.via === 'protocol'
         ? new WebSocket(url, ['bearer', token])
