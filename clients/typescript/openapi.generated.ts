@@ -77,7 +77,7 @@ export interface paths {
     put?: never;
     /**
      * Send a message
-     * @description Sends a message from the authenticated user's contact. The new message has empty `reactions`, the given attachments (or none), and null `read_at` and `updated_at`. An unknown conversation is a `404` (`param` `conversation_id`).
+     * @description Sends a message from the authenticated user's contact. The new message has empty `reactions`, the given attachments (or none), and null `read_at` and `updated_at`. An unknown conversation is a `404` (`param` `conversation_id`); a one-to-one conversation whose contact was deleted takes no new message: `410` `contact_deleted` (the conversation and what it holds stay readable).
      *
      *     **Delivery.** The message is delivered to every other participant of the thread: the other contact of a one-to-one conversation, or every member of the group at the time it is sent (a sender who is no longer a member, or whose group was deleted, gets `404` naming `conversation_id`, as for a thread they never had). Each reads it in their own conversation with the sender (or the group), opened for them on first delivery with the documented defaults, with its `unread_count` one higher. The message has the same `id` for every participant; `conversation_id` is the reader's own conversation and `contact` the sender. Every participant's `last_active_at` moves to the message's time. A one-to-one delivery is part of the send itself; a group's may finish a few seconds after the response (from a queue), exactly once per member.
      *
@@ -2279,6 +2279,25 @@ export interface components {
         };
       };
     };
+    /** @description The contact of this one-to-one conversation was deleted: its own views are purged, and a send would open new ones for nobody. The conversation stays readable. */
+    ContactDeleted: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'] & {
+          error?: {
+            /** @constant */
+            type?: 'invalid_request_error';
+            /** @constant */
+            code?: 'contact_deleted';
+            /** @constant */
+            param?: 'conversation_id';
+          };
+        };
+      };
+    };
     /** @description The account is over its rate limit (by default 50 requests per second with bursts of 100, counted across both APIs), or the API over its stage limit. On AWS API Gateway's usage plan for the account answers; under `npm start` the local gateway's token bucket does. */
     TooManyRequests: {
       headers: {
@@ -2641,6 +2660,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      410: components['responses']['ContactDeleted'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['UnprocessableEntity'];

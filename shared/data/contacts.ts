@@ -1,6 +1,16 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
-import { batchGet, transactNamed, txDelete, txPut, txUpdate, type TransactItem, type TransactItems, namedParts } from '#shared/db/batch';
+import {
+  batchGet,
+  transactNamed,
+  txCheck,
+  txDelete,
+  txPut,
+  txUpdate,
+  type TransactItem,
+  type TransactItems,
+  namedParts,
+} from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { getItem } from '#shared/db/items';
 import { keys, usernameFold } from '#shared/db/keys';
@@ -29,6 +39,10 @@ export interface NewContact {
 
 const contactKey = (accountId: string, contactId: string) => keys.contact.key({ acct: accountId, ct: contactId });
 const usernameKey = (accountId: string, username: string) => keys.username.key({ acct: accountId, username });
+
+/** A transaction's check that the contact exists and is not deleted. */
+export const contactIsLive = (accountId: string, contactId: string): TransactItem =>
+  txCheck(keys.contact.key({ acct: accountId, ct: contactId }), condition`attribute_exists(pk) AND attribute_not_exists(deleted_at)`);
 
 /** Another live contact of the account has this username, compared ignoring case. */
 export const usernameTaken = (username: string) =>

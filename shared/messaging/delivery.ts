@@ -1,4 +1,5 @@
 import { transactNamed, type NamedItems } from '#shared/db/batch';
+import { contactIsLive } from '#shared/data/contacts';
 import type { Owner } from '#shared/db/keys';
 import {
   clearPinnedMessage,
@@ -39,8 +40,21 @@ export interface Delivery {
   at?: number;
 }
 
-/** One recipient's parts, into their conversation (or a new one); `readAt` when they have read past the message. */
-function recipientParts(recipient: Owner, conversationId: string | undefined, d: Delivery, readAt?: number): NamedItems {
+/** What `deliverTo` answers when the recipient had to be live (a one-to-one send) and their contact is deleted. */
+export const RECIPIENT_GONE = 'recipient-gone';
+
+/**
+ * One recipient's parts, into their conversation (or a new one); `readAt` when they have read past the message.
+ * `mustBeLive`: a conversation is opened for them only while their contact is not deleted (a deleted contact's views
+ * are purged, and a send must not open new ones behind the purge).
+ */
+function recipientParts(
+  recipient: Owner,
+  conversationId: string | undefined,
+  d: Delivery,
+  readAt?: number,
+  mustBeLive = false,
+): NamedItems {
   const m = d.message;
   if (conversationId) {
     return [
@@ -53,6 +67,7 @@ function recipientParts(recipient: Owner, conversationId: string | undefined, d:
     [`guard:${recipient.contactId}`, opened.guard],
     [`view:${recipient.contactId}`, opened.conversation],
     ...participantParts(recipient, opened.id, m, readAt),
+    ...(mustBeLive ? ([[`live:${recipient.contactId}`, contactIsLive(recipient.accountId, recipient.contactId)]] as NamedItems) : []),
   ];
 }
 
@@ -62,13 +77,14 @@ function recipientParts(recipient: Owner, conversationId: string | undefined, d:
  * condition failed (empty: done, or delivered before), or 'gone' when the
  * message no longer exists.
  */
-export async function deliverTo(contactId: string, d: Delivery, also: NamedItems = []): Promise<string[]> {
+export async function deliverTo(contactId: string, d: Delivery, also: NamedItems = [], mustBeLive = false): Promise<string[]> {
   const recipient = { accountId: d.message.account_id, contactId };
   let readAt: number | undefined;
   let conversationId = await conversationIdFor(recipient, targetIdOf(d.target));
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const failed = await transactNamed([...also, ...recipientParts(recipient, conversationId, d, readAt)], undefined, d.at);
+    const failed = await transactNamed([...also, ...recipientParts(recipient, conversationId, d, readAt, mustBeLive)], undefined, d.at);
     if (failed.length === 0 || failed.includes(`entry:${contactId}`) || failed.includes(`locator:${contactId}`)) return [];
+    if (failed.includes(`live:${contactId}`)) return [RECIPIENT_GONE];
     const ours = failed.filter((name) => also.some(([n]) => n === name));
     if (ours.length > 0) return ours;
     // Their conversation was deleted or opened meanwhile, or they read past the message: look again.

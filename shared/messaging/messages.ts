@@ -17,9 +17,9 @@ import { contentGone, contentPut, participantGone, participantParts } from '#sha
 import { filesOf, type Message, type NewMessage } from '#shared/data/message-items';
 import { writeMessage, type MessageWrite } from '#shared/data/message-writes';
 import type { Principal } from '#shared/data/tokens';
-import { conflict, forbidden, invalid, notFound } from '#shared/errors';
+import { conflict, forbidden, gone, invalid, notFound } from '#shared/errors';
 import { newJob, jobPut, startJob } from '#shared/jobs/run';
-import { deliverTo, retractFrom } from '#shared/messaging/delivery';
+import { deliverTo, RECIPIENT_GONE, retractFrom } from '#shared/messaging/delivery';
 import { fanout, INLINE_MS, messageSubject, retraction } from '#shared/messaging/fanout';
 import { readThrough } from '#shared/messaging/read-state';
 import {
@@ -117,9 +117,11 @@ export async function sendMessageBy(
   ];
   const failed =
     view.contact_id !== null
-      ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId }, at: now }, own)
+      ? await deliverTo(view.contact_id, { message, target: { contactId: who.contactId }, at: now }, own, true)
       : await sendToGroup(who, view, message, own, now);
   if (failed.includes('conversation')) throw notFound('conversation', input.conversation_id, 'conversation_id');
+  if (failed.includes(RECIPIENT_GONE))
+    throw gone('The contact of this conversation was deleted: it takes no new messages', 'conversation_id', 'contact_deleted');
   lostFile(failed, input.attachments);
   if (failed.length > 0) throw new Error(`storing a message failed on ${failed.join(', ')}`);
   countMetric('messagesSent');

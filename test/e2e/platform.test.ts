@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conversationIdFor } from '#shared/data/conversations';
 import { hashToken } from '#shared/data/tokens';
 import { db, tableName } from '#shared/db/client';
 import { keys } from '#shared/db/keys';
 import { routes } from '#shared/routes';
 import { aTenant, type Tenant } from '../steps/given.ts';
+import { eventually } from '../steps/eventually.ts';
 import { scopedEnv } from '../steps/scoped-env.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
 
@@ -339,6 +341,26 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(aliceSees.body.contact).toMatchObject({ id: ivan.id, username: 'ivan' });
     // Its username is free again
     expect((await api.call('POST', '/v1/contacts', { ...asBackend(), form: { username: 'Ivan' } })).status).toBe(201);
+  });
+
+  it("refuses a send to a deleted contact's conversation with 410, and opens it no new view", async () => {
+    // Given a conversation of alice's with judy, who is then deleted, and judy's own views purged
+    const judy = await aUser('judy');
+    const conv = await api.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: judy.id } });
+    const judysSide = { accountId: t.accountId, contactId: judy.id };
+    expect((await api.call('DELETE', `/v1/contacts/${judy.id}`, asBackend())).status).toBe(200);
+    await eventually(async () => (await conversationIdFor(judysSide, t.userContactId)) === undefined, { what: "judy's views purged" });
+    // When alice sends into her conversation with judy
+    const send = await api.call('POST', '/v1/messages', {
+      token: t.token,
+      form: { conversation_id: conv.body.id, message: 'still there?' },
+    });
+    // Then it is refused, naming the conversation, and judy has no conversation again
+    expect(send.status).toBe(410);
+    expect(send.body.error).toMatchObject({ code: 'contact_deleted', param: 'conversation_id' });
+    expect(await conversationIdFor(judysSide, t.userContactId)).toBeUndefined();
+    // And alice still reads her conversation as it was
+    expect((await api.call('GET', `/v1/conversations/${conv.body.id}`, { token: t.token })).status).toBe(200);
   });
 
   it('shows the account: credits and the rate limit its requests get', async () => {

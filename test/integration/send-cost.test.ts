@@ -33,8 +33,11 @@ beforeAll(async () => {
   conversationId = (await messaging.call('POST', '/v1/conversations', { token: t.token, form: { contact_id: t.contactIds.bob! } })).body.id;
 });
 
-/** Bob's conversation is opened by the first delivery (its guard and the conversation, in place of an update). */
-const OPENING = { transactionItems: 1, units: 2 };
+/**
+ * Bob's conversation is opened by the first delivery (its guard and the conversation, in place of an update), checking
+ * that his contact is not deleted (a ConditionCheck, billed as a write).
+ */
+const OPENING = { transactionItems: 2, units: 4 };
 afterAll(() => messaging.close());
 
 const send = (message: string, headers?: Record<string, string>) =>
