@@ -42,7 +42,7 @@ const usernameKey = (accountId: string, username: string) => keys.username.key({
 
 /** A transaction's check that the contact exists and is not deleted. */
 export const contactIsLive = (accountId: string, contactId: string): TransactItem =>
-  txCheck(keys.contact.key({ acct: accountId, ct: contactId }), condition`attribute_exists(pk) AND attribute_not_exists(deleted_at)`);
+  txCheck(contactKey(accountId, contactId), condition`attribute_exists(pk) AND attribute_not_exists(deleted_at)`);
 
 /** Another live contact of the account has this username, compared ignoring case. */
 export const usernameTaken = (username: string) =>

@@ -75,7 +75,8 @@ function recipientParts(
  * Delivers to one recipient, in one transaction with `also` (the send's own
  * items, for a one-to-one thread). Answers the names of `also`'s items whose
  * condition failed (empty: done, or delivered before), or 'gone' when the
- * message no longer exists.
+ * message no longer exists; with `mustBeLive`, [RECIPIENT_GONE] when the
+ * recipient has no conversation to deliver into and their contact is deleted.
  */
 export async function deliverTo(contactId: string, d: Delivery, also: NamedItems = [], mustBeLive = false): Promise<string[]> {
   const recipient = { accountId: d.message.account_id, contactId };
