@@ -22,8 +22,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Test files mostly wait on DynamoDB Local, the emulators and the processes they start, so one worker per core,
-    // not vitest's default of one fewer (a single worker on a 2-core machine: 782 s against 517 s for two).
-    maxWorkers: availableParallelism(),
+    // not vitest's default of one fewer (a single worker on a 2-core machine: 782 s against 517 s for two). At most
+    // two, the number measured: each worker starts its own backends (test/setup/backends.ts); `--maxWorkers` sets more.
+    maxWorkers: Math.min(availableParallelism(), 2),
     // Bundles `cdk synth` wrote load with Node's own loader, as on Lambda, not transformed by the test runner.
     server: { deps: { external: [/[\\/]asset\.[0-9a-f]{64}[\\/]/] } },
     reporters: ['default', './test/setup/summary-reporter.ts'],
