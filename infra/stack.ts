@@ -274,7 +274,7 @@ export class MessagingAndEmailValidationStack extends Stack {
               allowedOrigins: origins,
               allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
               // What an upload URL signs besides the length (which a browser sets itself).
-              allowedHeaders: ['content-type', 'x-amz-tagging'],
+              allowedHeaders: ['content-type', 'x-amz-tagging', 'if-none-match'],
               exposedHeaders: ['ETag'],
               maxAge: CORS_MAX_AGE_SECONDS,
             },

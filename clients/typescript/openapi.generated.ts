@@ -460,7 +460,7 @@ export interface paths {
     put?: never;
     /**
      * Create a file upload
-     * @description Announces an upload: its `name`, `content_type` and exact `size` in bytes (1 to `MAX_FILE_BYTES`, 25 MiB unless the deployment says otherwise; a deployment may also limit the content types, `FILE_CONTENT_TYPES`). The answer holds a presigned `PUT` (`upload`), valid at most one hour: send the bytes to `upload.url` with every header of `upload.headers`. Storage itself refuses the request for any other size, content type or header (`403`), so the file is what was announced. The file is `pending` until its bytes are there, then `uploaded`; attach it to a message with `attachments[0][file_id]`. Only the uploader sees and attaches it. A file never attached is deleted after 24 hours; one whose last message is deleted, or whose last attachment is removed, within a minute.
+     * @description Announces an upload: its `name`, `content_type` and exact `size` in bytes (1 to `MAX_FILE_BYTES`, 25 MiB unless the deployment says otherwise; a deployment may also limit the content types, `FILE_CONTENT_TYPES`). The answer holds a presigned `PUT` (`upload`), valid at most one hour: send the bytes to `upload.url` with every header of `upload.headers`. Storage itself refuses the request for any other size, content type or header (`403`), so the file is what was announced, and takes the bytes once: `upload.headers` holds `If-None-Match: *`, so a second `PUT` is `412 PreconditionFailed` and the first bytes stay. The file is `pending` until its bytes are there, then `uploaded`; attach it to a message with `attachments[0][file_id]`. Only the uploader sees and attaches it. A file never attached is deleted after 24 hours; one whose last message is deleted, or whose last attachment is removed, within a minute.
      *
      *     With an `Idempotency-Key` header, a retry within 24 hours returns the first response (header `Idempotent-Replayed: true`, the same file and upload) and creates nothing; the same key with different parameters is a `422`, and while the first request is still running a `409`.
      */
@@ -998,7 +998,8 @@ export interface components {
       /**
        * @example {
        *       "Content-Type": "image/png",
-       *       "x-amz-tagging": "state=unattached"
+       *       "x-amz-tagging": "state=unattached",
+       *       "If-None-Match": "*"
        *     }
        */
       headers: {

@@ -106,7 +106,24 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
       const refusal = await check.check({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headersDistinct });
       if (refusal) return sendError(req, res, refusal, options.corsOrigins);
     }
+    // S3's conditional write, which s3rver lacks: a PUT with `If-None-Match: *` is refused once the object exists.
+    if (req.method === 'PUT' && req.headers['if-none-match']?.trim() === '*' && (await objectExists(req.url ?? '/'))) {
+      const message = 'At least one of the pre-conditions you specified did not hold';
+      return sendError(req, res, { status: 412, code: 'PreconditionFailed', message }, options.corsOrigins);
+    }
     proxy(req, res);
+  }
+
+  function objectExists(url: string): Promise<boolean> {
+    const objectPath = new URL(url, 'http://storage').pathname;
+    return new Promise((resolve, reject) => {
+      const head = http.request({ host: '127.0.0.1', port: storagePort, method: 'HEAD', path: objectPath, agent }, (answer) => {
+        answer.resume();
+        resolve(answer.statusCode === 200);
+      });
+      head.on('error', reject);
+      head.end();
+    });
   }
 
   function proxy(req: IncomingMessage, res: ServerResponse): void {

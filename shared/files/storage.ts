@@ -117,14 +117,19 @@ export async function presign(r: SignRequest): Promise<Presigned> {
   return { url: `${origin}${signed.path}?${query}`, headers: send, expiresAt: Math.floor(now.getTime() / 1000) + r.expiresIn };
 }
 
-/** A PUT that S3 takes only with this size, this content type and the unattached tag (so the bucket's lifecycle rule expires it until attached). */
+/**
+ * A PUT that S3 takes only with this size, this content type and the unattached tag (so the bucket's lifecycle rule
+ * expires it until attached), and only once: `If-None-Match: *` makes S3 refuse it (412) once the object exists. The
+ * URL stays valid for its hour, and a second PUT would replace the bytes other readers download, and, since a PUT
+ * replaces an object's tags, mark an attached file unattached for the lifecycle rule to delete.
+ */
 export const uploadUrl = (key: string, contentType: string, size: number, expiresIn: number, at?: Date) =>
   presign({
     method: 'PUT',
     key,
     expiresIn,
     at,
-    headers: { 'Content-Type': contentType, 'Content-Length': String(size), 'x-amz-tagging': UNATTACHED_TAG },
+    headers: { 'Content-Type': contentType, 'Content-Length': String(size), 'x-amz-tagging': UNATTACHED_TAG, 'If-None-Match': '*' },
   });
 
 /** A GET of the object, sent as a download under its name (never rendered inline by the browser as the bucket's page). */

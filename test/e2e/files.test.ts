@@ -120,6 +120,23 @@ describe.each(transports())('files over %s', (transport) => {
     expect((await api.call('GET', `/v1/files/${created.body.id}`, { token: t.token })).body.status).toBe('pending');
   });
 
+  it('takes the bytes once: the upload URL, used again before or after the file is attached, is refused and changes nothing', async () => {
+    // Given alice's uploaded photo
+    const bytes = randomBytes(2048);
+    const file = await uploaded(t.token, bytes);
+    // When the upload URL is used again with other bytes of the same size and type, before and after she sends it
+    const again = await put(file.upload, randomBytes(2048));
+    const sent = await send(t.token, { 'attachments[0][file_id]': file.id });
+    expect(sent.status).toBe(201);
+    const afterAttaching = await put(file.upload, randomBytes(2048));
+    // Then storage refuses both as S3 refuses a conditional write on an existing object
+    expect([again.status, afterAttaching.status]).toEqual([412, 412]);
+    expect(await afterAttaching.text()).toContain('<Code>PreconditionFailed</Code>');
+    // And bob downloads the bytes she uploaded first
+    const read = await api.call('GET', `/v1/messages/${sent.body.id}`, { token: t.token2 });
+    expect(sha256((await download(read.body.attachments[0].url)).bytes)).toBe(sha256(bytes));
+  });
+
   it('refuses a file over MAX_FILE_BYTES, an empty one and a content type that is not a media type', async () => {
     const tooBig = await createFile(t.token, { name: 'big.bin', content_type: 'application/octet-stream', size: 25 * 1024 * 1024 + 1 });
     expect(tooBig.status).toBe(400);

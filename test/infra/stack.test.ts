@@ -351,7 +351,7 @@ describe('the files bucket', () => {
       {
         AllowedOrigins: ['https://app.example.com'],
         AllowedMethods: ['PUT', 'GET', 'HEAD'],
-        AllowedHeaders: ['content-type', 'x-amz-tagging'],
+        AllowedHeaders: ['content-type', 'x-amz-tagging', 'if-none-match'],
         ExposedHeaders: ['ETag'],
         MaxAge: 600,
       },
