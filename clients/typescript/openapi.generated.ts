@@ -1771,11 +1771,10 @@ export interface components {
     /** @description Attachments to add (form: `attachments[0][type]=image&attachments[0][url]=https://...`). An empty value (or null) means none; on update it removes all. */
     AttachmentsInput: components['schemas']['AttachmentInput'][] | '' | null;
     AttachmentInput: components['schemas']['LinkAttachmentInput'] | components['schemas']['FileAttachmentInput'];
-    /** @description An uploaded file (`POST /v1/files`), by its id: the caller's own, and uploaded. Its `name`, `mime_type` and `size` come from the file, and `type` from its content type unless given. Another user's file, or an unknown one: `404` naming the attachment (`attachments[0][file_id]`); one not uploaded yet: `400` `file_not_uploaded`. */
+    /** @description An uploaded file (`POST /v1/files`), by its id: the caller's own, and uploaded. Its `name`, `mime_type` and `size` come from the file, and `type` from its content type (`image/*` an image, `video/*` a video, `audio/*` audio, anything else a file); a `type` given beside `file_id` is `400` `parameter_unknown`. Another user's file, or an unknown one: `404` naming the attachment (`attachments[0][file_id]`); one not uploaded yet: `400` `file_not_uploaded`. */
     FileAttachmentInput: {
       /** @example file_01JD5R8Z9Q4W3X2V1T0S9R8Q7P */
       file_id: string;
-      type?: components['schemas']['AttachmentType'];
     };
     /** @description An external file, by its https URL. */
     LinkAttachmentInput: {

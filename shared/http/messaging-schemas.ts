@@ -26,8 +26,8 @@ export const httpsUrl = /* @__PURE__ */ (() =>
 const attachmentType = /* @__PURE__ */ (() =>
   v.picklist(['image', 'video', 'audio', 'file'], 'must be one of image, video, audio, file'))();
 
-/** An uploaded file (POST /v1/files): name, content type and size come from it, `type` too unless given. */
-const fileAttachmentInput = /* @__PURE__ */ (() => v.strictObject({ file_id: idField, type: v.optional(attachmentType) }))();
+/** An uploaded file (POST /v1/files): name, content type and size come from it, and `type` from its content type (a `type` given is refused as unknown). */
+const fileAttachmentInput = /* @__PURE__ */ (() => v.strictObject({ file_id: idField }))();
 
 // The words classic zod used for these two checks, which clients have seen since the first release.
 const linkAttachmentInput = /* @__PURE__ */ (() =>

@@ -32,7 +32,7 @@ export const toAttachments = (input: AttachmentsInput | undefined, files: Readon
     const file = files.get(a.file_id)!;
     return {
       id: newId('att'),
-      type: a.type ?? typeOf(file.content_type),
+      type: typeOf(file.content_type),
       url: null,
       name: file.name,
       mime_type: file.content_type,

@@ -207,6 +207,18 @@ describe.each(transports())('files over %s', (transport) => {
     expect(notYet.body.error).toMatchObject({ param: 'attachments[0][file_id]', code: 'file_not_uploaded' });
   });
 
+  it("takes an attachment's type from its file's content type, and refuses a type given beside file_id", async () => {
+    // Given alice's uploaded text file
+    const file = await uploaded(t.token, randomBytes(10), 'text/plain', 'notes.txt');
+    // When she attaches it calling it an image
+    const typed = await send(t.token, { 'attachments[0][file_id]': file.id, 'attachments[0][type]': 'image' });
+    // Then that is refused, naming the parameter, and without it the type is the content type's: a file
+    expect(typed.status).toBe(400);
+    expect(typed.body.error).toMatchObject({ code: 'parameter_unknown', param: 'attachments[0][type]' });
+    const sent = await send(t.token, { 'attachments[0][file_id]': file.id });
+    expect(sent.body.attachments[0]).toMatchObject({ type: 'file', mime_type: 'text/plain', file_id: file.id });
+  });
+
   it('keeps external https attachments working beside uploaded files', async () => {
     const file = await uploaded(t.token, randomBytes(10), 'application/pdf', 'report.pdf');
     const sent = await send(t.token, {
