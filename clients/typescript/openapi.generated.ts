@@ -2243,7 +2243,7 @@ export interface components {
         };
       };
     };
-    /** @description The `Idempotency-Key` was already used with different parameters. */
+    /** @description The `Idempotency-Key` was already used with different parameters (method, path, body), or by another user of the account: keys are the account's, and one user's answer is never replayed to another. */
     UnprocessableEntity: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];

@@ -69,7 +69,10 @@ export async function withIdempotency(
   const sealedTo = { replay: `${accountId}/${key}` };
   const claim = await claimIdempotencyKey(accountId, key, fingerprint);
   if (claim.kind === 'mismatch') {
-    throw unprocessable('Idempotency-Key was already used with different parameters', 'idempotency_key_reused');
+    throw unprocessable(
+      'Idempotency-Key was already used with different parameters, or by another user of the account',
+      'idempotency_key_reused',
+    );
   }
   if (claim.kind === 'in_progress') {
     throw conflict('A request with this Idempotency-Key is still in progress', 'idempotency_key_in_use');
