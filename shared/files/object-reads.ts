@@ -9,10 +9,17 @@ export const CSV_CONTENT_TYPE = 'text/csv';
  * A PUT of a CSV import: its content type and the unattached tag (the
  * lifecycle rule removes an object the import never got to delete), but
  * no length, which the client cannot be asked to know in advance; the
- * import checks the size it finds.
+ * import checks the size it finds. Once only (`If-None-Match: *`): a
+ * second PUT while the file is read would change the rows under the
+ * import, which then ends in error; refused, it leaves the first file.
  */
 export const importUploadUrl = (key: string, expiresIn: number) =>
-  presign({ method: 'PUT', key, expiresIn, headers: { 'Content-Type': CSV_CONTENT_TYPE, 'x-amz-tagging': UNATTACHED_TAG } });
+  presign({
+    method: 'PUT',
+    key,
+    expiresIn,
+    headers: { 'Content-Type': CSV_CONTENT_TYPE, 'x-amz-tagging': UNATTACHED_TAG, 'If-None-Match': '*' },
+  });
 
 export interface ObjectRead {
   body: ReadableStream<Uint8Array>;

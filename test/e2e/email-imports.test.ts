@@ -85,7 +85,7 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
       upload: {
         url: expect.stringContaining('X-Amz-Signature='),
         method: 'PUT',
-        headers: expect.any(Object),
+        headers: { 'Content-Type': 'text/csv', 'x-amz-tagging': 'state=unattached', 'If-None-Match': '*' },
         expires_at: expect.any(Number),
       },
       row_count: null,
@@ -106,7 +106,11 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
       '7,already,PRE@example.com,v',
     ].join('\r\n');
     await upload(imp, `${csv}\r\n`);
-    // Then it completes with every row counted once
+    // And the URL is used again with another file, which storage refuses as S3 refuses a conditional write
+    const again = await fetch(imp.upload.url, { method: 'PUT', headers: imp.upload.headers, body: 'email\nother@example.com\n' });
+    expect(again.status).toBe(412);
+    expect(await again.text()).toContain('<Code>PreconditionFailed</Code>');
+    // Then it completes with every row of the first file counted once
     const done = await ended(list.id, imp.id);
     expect(done).toEqual({ ...imp, status: 'completed', upload: null, row_count: 7, accepted_count: 3, rejected_count: 4 });
     // And the list holds exactly the accepted addresses, as written
