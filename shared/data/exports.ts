@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { batchGet, txCheck, txPut, type TransactItem } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { parseItem } from '#shared/db/item-schema';
-import { conditionHeld, getItem, updateItem, type Item } from '#shared/db/items';
+import { conditionHeld, getItem, query, updateItem, type Item, type Key } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { EXPORT_RETENTION_DAYS } from '#shared/files/settings';
 
@@ -77,7 +77,13 @@ export function exportParts(r: ExportRecord): [name: string, item: TransactItem]
       'export',
       txPut(
         // No upload yet is no attribute (not a null): recording one is conditional on its absence.
-        { ...exportKey(r), type: 'export', ...withoutUpload(r), expires_at: r.created_at + EXPORT_RETENTION_DAYS * 86_400 },
+        {
+          ...exportKey(r),
+          ...keys.listExports.entry({ acct: r.account_id, list: r.list_id, exp: r.id }),
+          type: 'export',
+          ...withoutUpload(r),
+          expires_at: r.created_at + EXPORT_RETENTION_DAYS * 86_400,
+        },
         condition`attribute_not_exists(pk)`,
       ),
     ],
@@ -95,6 +101,16 @@ export async function getListExport(r: ExportRef): Promise<ExportRecord | undefi
   const items = await batchGet([exportKey(r), listKey(r.account_id, r.list_id)], true);
   const found = items.find((item) => item.type === 'export');
   return found && items.length === 2 ? toExport(found) : undefined;
+}
+
+/** Up to `limit` of a list's exports, found through `gsi1` (those made before it carried them are left to their TTL). */
+export async function listExports(accountId: string, listId: number, limit: number): Promise<{ id: string; key: Key }[]> {
+  const items = await query(
+    { index: keys.listExports.index, partition: keys.listExports.partition({ acct: accountId, list: listId }) },
+    limit,
+    1,
+  );
+  return items.map((item) => ({ id: item.id as string, key: { pk: item.pk as string, sk: item.sk as string } }));
 }
 
 /** Records the upload the parts go to; false when another run recorded one first. */

@@ -161,6 +161,8 @@ export const keys = {
    * written). In a partition of its own, so the list's pages never read it.
    */
   listExport: tableKey('ACC#<acct>#LIST#<list>#EXPORT#<exp>', 'EXPORT'),
+  /** gsi1: a list's exports, so that the list's purge finds them and deletes their files. */
+  listExports: indexKey('gsi1', 'ACC#<acct>#LIST#<list>#EXPORTS', '<exp>'),
   /** One item per address in a list: makes "already in the list" an atomic check. */
   listAddress: tableKey('ACC#<acct>#LIST#<list>#ADDR#<address>', 'ADDR', { address: (a) => a.toLowerCase() }),
 

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { getExport, recordPart, recordUpload, markCompleted, type ExportRecord } from '#shared/data/exports';
+import { getExport, getListExport, recordPart, recordUpload, markCompleted, type ExportRecord } from '#shared/data/exports';
 import { listMembersAfter } from '#shared/data/emails';
 import { csvHeader, csvRow } from '#shared/email/csv';
 import { presentEmail } from '#shared/email/present';
 import { completeUpload, PART_MIN_BYTES, putObject, startUpload, uploadPart } from '#shared/files/object-parts';
-import { objectSize } from '#shared/files/storage';
+import { deleteObject, objectSize } from '#shared/files/storage';
 import type { Job, JobKind, Step } from '#shared/jobs/kind';
 import { nowSeconds } from '#shared/util/ids';
 
@@ -48,7 +48,8 @@ export const listExport: JobKind<Payload> = {
 };
 
 async function exportStep(job: Job<Payload>, deadline: number): Promise<Step> {
-  const record = await getExport({ account_id: job.accountId, list_id: job.payload.listId, id: job.payload.exportId });
+  // A deleted list's export stops: the list's purge deletes its record and whatever file it has.
+  const record = await getListExport({ account_id: job.accountId, list_id: job.payload.listId, id: job.payload.exportId });
   if (!record || record.status === 'completed') return { done: true };
   const key = exportObjectKey(record.account_id, record.id);
   const wanted = record.deliverability && new Set<string>(record.deliverability);
@@ -96,11 +97,21 @@ async function exportStep(job: Job<Payload>, deadline: number): Promise<Step> {
   } catch (error) {
     // An upload completed by a run that died before recording it: the object is there, only the record is behind.
     if (!(record.upload_id !== null && (await objectSize(key)) !== undefined)) throw error;
-    await markCompleted(record, record.row_count, nowSeconds());
+    await completed(record, key, record.row_count);
     return { done: true };
   }
-  await markCompleted(record, record.row_count + rows, nowSeconds());
+  await completed(record, key, record.row_count + rows);
   return { done: true, cursor: record.etags.length + 2 };
+}
+
+/**
+ * Marks the export completed, its file written. A record deleted meanwhile
+ * (its list's purge passed while this step wrote) leaves a file no purge
+ * will find again: it is deleted here.
+ */
+async function completed(record: ExportRecord, key: string, rowCount: number): Promise<void> {
+  if (await markCompleted(record, rowCount, nowSeconds())) return;
+  if (!(await getExport(record))) await deleteObject(key);
 }
 
 /** The export's multipart upload: the recorded one, or a new one recorded now (another run's, if it recorded first). */

@@ -12,12 +12,14 @@ export const emailRoutes: readonly Route[] = [
   email('POST', '/api/v1/emailList', 'email-lists/create', 'readWrite'),
   email('GET', '/api/v1/emailLists', 'email-lists/list', 'read'),
   email('GET', '/api/v1/emailList/{id}', 'email-lists/get', 'read'),
-  email('DELETE', '/api/v1/emailList/{id}', 'email-lists/delete', 'readWrite', { sends: ['purge'], timeoutSeconds: 20 }),
+  // Its purge deletes the list's exports' files too.
+  email('DELETE', '/api/v1/emailList/{id}', 'email-lists/delete', 'readWrite', { sends: ['purge'], files: ['delete'], timeoutSeconds: 20 }),
   email('GET', '/api/v1/emailList/{id}/emails', 'email-lists/emails', 'read'),
   // The create writes a small list's CSV inline, and the rest from the purge queue's worker.
   email('POST', '/api/v1/emailList/{id}/exports', 'email-exports/create', 'readWrite', {
     sends: ['purge'],
-    files: ['write'],
+    // Deletes a file it wrote for a list deleted meanwhile.
+    files: ['write', 'delete'],
     timeoutSeconds: 20,
   }),
   email('GET', '/api/v1/emailList/{id}/exports/{exportId}', 'email-exports/get', 'read', { files: ['read'] }),

@@ -6,8 +6,9 @@ import { transactNamed } from '#shared/db/batch';
 import { csvHeader } from '#shared/email/csv';
 import { exportObjectKey, listExport } from '#shared/email/export-job';
 import { createExport } from '#shared/email/exports';
+import { deleteList } from '#shared/email/lists';
 import { PART_MIN_BYTES, uploadPart } from '#shared/files/object-parts';
-import { downloadUrl } from '#shared/files/storage';
+import { downloadUrl, objectSize } from '#shared/files/storage';
 import { newJob } from '#shared/jobs/run';
 import { newId } from '#shared/util/ids';
 import { startWorkers } from '../../scripts/local/runtime.ts';
@@ -102,6 +103,29 @@ describe('a list export in parts against DynamoDB Local and the local S3 server'
     const rows = parse(text, { from_line: 2 }) as string[][];
     expect(rows.map((row) => row[0])).toEqual(Array.from({ length: 2_000 }, (_, k) => seededAddress(4 * k + 2)));
     expect(new Set(rows.map((row) => row[3]))).toEqual(new Set(['risky']));
+  }, 60_000);
+
+  it("deletes a list's export files with the list, and an export of a deleted list writes none", async () => {
+    // Given a list with one export written and another not started yet
+    const t = await aTenant();
+    const list = await createEmailList(t.accountId, { name: 'deleted with its exports' });
+    await seedListEmails(t.accountId, list.id, 20, 7_150_000_000_000);
+    const written = await anExport(t.accountId, list.id);
+    while (!(await listExport.step(newJob(listExport, t.accountId, { listId: list.id, exportId: written.id }), Date.now() + 60_000)).done);
+    expect(await objectSize(exportObjectKey(t.accountId, written.id))).toBeGreaterThan(csvHeader.length);
+    const waiting = await anExport(t.accountId, list.id);
+
+    // When the list is deleted (its purge runs inline: a small list)
+    await deleteList({ accountId: t.accountId }, list.id, Date.now() + 5_000);
+
+    // Then the written export's file and record are gone
+    expect(await objectSize(exportObjectKey(t.accountId, written.id))).toBeUndefined();
+    expect(await getExport(written)).toBeUndefined();
+    // And the export not started, run now, ends without writing a file
+    expect(await listExport.step(newJob(listExport, t.accountId, { listId: list.id, exportId: waiting.id }), Date.now() + 60_000)).toEqual({
+      done: true,
+    });
+    expect(await objectSize(exportObjectKey(t.accountId, waiting.id))).toBeUndefined();
   }, 60_000);
 });
 
