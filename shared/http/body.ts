@@ -15,12 +15,44 @@ export const loadFormParser = qs.load;
 
 export const isForm = (contentType: string | undefined) => /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '');
 
+/** Put before a map's key made of digits while the form is parsed, so that the parser keeps it a key (a NUL no body may hold). */
+const KEY_MARK = '\u0000';
+
+/** `reactions[100][]` → `reactions[<mark>100][]` when `reactions` is a map: its first segment is a name, not an index. */
+function markedMapKey(key: string, maps: readonly string[]): string {
+  for (const name of maps) {
+    if (!key.startsWith(`${name}[`)) continue;
+    const end = key.indexOf(']', name.length + 1);
+    const segment = key.slice(name.length + 1, end);
+    if (end > name.length + 1 && /^[0-9]+$/.test(segment)) return `${name}[${KEY_MARK}${key.slice(name.length + 1)}`;
+  }
+  return key;
+}
+
 /**
  * Form bodies use Stripe-style brackets (`a[b][]=c`, `list[0][k]=v`). The
- * limits keep a hostile body from building huge or deep objects.
+ * limits keep a hostile body from building huge or deep objects. A segment
+ * of digits is an array index, except right under a parameter named in
+ * `maps`, whose keys are names (`reactions[100][]=bob`, a reaction named
+ * `100`): as in JSON, where `{"reactions": {"100": ["bob"]}}` is the same.
  */
-export const parseForm = (text: string) => {
-  return qs.get()(text, { depth: 4, arrayLimit: 1000, parameterLimit: 1100, allowPrototypes: false, charset: 'utf-8' });
+export const parseForm = (text: string, maps: readonly string[] = []) => {
+  const options = { depth: 4, arrayLimit: 1000, parameterLimit: 1100, allowPrototypes: false, charset: 'utf-8' } as const;
+  if (maps.length === 0) return qs.get()(text, options);
+  const parsed = qs.get()(text, {
+    ...options,
+    decoder: (part, decode, charset, type) =>
+      type === 'key' ? markedMapKey(decode(part, decode, charset), maps) : decode(part, decode, charset),
+  });
+  for (const name of maps) {
+    const map = parsed[name];
+    // An object puts keys of digits first, whatever their order: the map goes on as a list of one-key objects instead,
+    // in the body's order (the JSON form `[{"thumbsup": [...]}, {"100": [...]}]`), when it has such a key.
+    if (isRecord(map) && Object.keys(map).some((key) => key.startsWith(KEY_MARK))) {
+      parsed[name] = Object.entries(map).map(([key, value]) => ({ [key.replace(KEY_MARK, '')]: value }));
+    }
+  }
+  return parsed;
 };
 
 export type MediaType = 'json' | 'form';
@@ -76,6 +108,9 @@ function badlyEncoded(text: string): void {
     // `=x` names nothing: the form parser would drop it, and a parameter is never silently ignored.
     if (key === '' && pair !== '') throw badRequest('A parameter in the body has no name', undefined, 'parameter_unknown');
     if (!decodes(key)) throw badRequest('A parameter name in the body is not valid percent-encoded UTF-8', undefined, 'parameter_invalid');
+    // No parameter's name holds a NUL, which the form parser also uses to mark a map's keys (parseForm).
+    if (decodeURIComponent(key).includes(KEY_MARK))
+      throw badRequest('A parameter name in the body holds a NUL character', undefined, 'parameter_invalid');
     if (!decodes(value)) {
       const name = decodeURIComponent(key.replaceAll('+', ' '));
       throw badRequest(`Invalid ${name}: not valid percent-encoded UTF-8`, name, 'parameter_invalid');
@@ -138,6 +173,7 @@ export function parseBody(
   contentType: string | undefined,
   accepted: readonly MediaType[],
   contentEncoding?: string,
+  formMaps: readonly string[] = [],
 ): Record<string, unknown> {
   let text = raw ?? '';
   if (raw && isBase64) {
@@ -187,7 +223,7 @@ export function parseBody(
     badlyEncoded(text);
     const forbidden = prototypeKeyIn(new URLSearchParams(text).keys());
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'body');
-    return parseForm(text) as Record<string, unknown>;
+    return parseForm(text, formMaps) as Record<string, unknown>;
   }
   const names = accepted.map((m) => (m === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'));
   throw new ApiError(415, 'unsupported_media_type', `Content-Type must be ${names.join(' or ')}`);

@@ -50,6 +50,8 @@ export interface EndpointSpec<B, Q, P = undefined, K extends CredentialKind = 'u
   path?: PathId<P>;
   /** Accepted body encodings (the messaging API takes both). */
   media?: readonly MediaType[];
+  /** Body parameters whose keys are names, even of digits, in a form body (`reactions[100][]`): see parseForm. */
+  formMaps?: readonly string[];
   /** Honour the Idempotency-Key header (creates): `idempotent()` from `#shared/http/idempotency`. */
   idempotent?: Idempotency;
   /**
@@ -104,7 +106,14 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>, P
       .use(requestContext())
       .use(errorEnvelope())
       .use(authenticate(spec.credential))
-      .use(parseInput({ body: spec.body ?? noParameters, query: spec.query ?? noParameters, media: spec.media ?? ['json'] }))
+      .use(
+        parseInput({
+          body: spec.body ?? noParameters,
+          query: spec.query ?? noParameters,
+          media: spec.media ?? ['json'],
+          formMaps: spec.formMaps,
+        }),
+      )
       .handler((event, context) => core(event, context as AuthedContext)),
   );
   return Object.assign(handler, { credential: spec.credential });

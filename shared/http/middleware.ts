@@ -64,12 +64,17 @@ export const errorEnvelope = (): Middleware => ({
  * and query with the endpoint's strict schemas: a bad input becomes the
  * documented 4xx (docs/api-conventions.md) before any domain code runs.
  */
-export const parseInput = (spec: { body: Schema<unknown>; query: Schema<unknown>; media: readonly MediaType[] }): Middleware => ({
+export const parseInput = (spec: {
+  body: Schema<unknown>;
+  query: Schema<unknown>;
+  media: readonly MediaType[];
+  formMaps?: readonly string[];
+}): Middleware => ({
   before: async (request) => {
     const { event } = request;
     const contentType = header(event, 'content-type');
     if (isForm(contentType) && spec.media.includes('form')) await loadFormParser();
-    const raw = parseBody(event.body, event.isBase64Encoded, contentType, spec.media, header(event, 'content-encoding'));
+    const raw = parseBody(event.body, event.isBase64Encoded, contentType, spec.media, header(event, 'content-encoding'), spec.formMaps);
     const queryNames = [...Object.keys(event.queryStringParameters ?? {}), ...Object.keys(event.multiValueQueryStringParameters ?? {})];
     const forbidden = prototypeKeyIn(queryNames);
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'query');

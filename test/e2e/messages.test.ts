@@ -271,6 +271,22 @@ describe.each(transports())('messages over %s', (transport) => {
       expect(res.body.reactions).toEqual([]);
     });
 
+    it('takes reaction names made of digits in a form, in the order sent, as the JSON array form does', async () => {
+      // Given a message
+      const { body: msg } = await send({ message: 'digits' });
+      // When reactions named 100 and 0 are added in a form among another name
+      let res = await update(msg.id, { 'reactions[thumbsup][]': 'bob', 'reactions[100][]': ['carol', 'dave'], 'reactions[0][]': 'erin' });
+      // Then they are reactions of those names, in the order sent
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.reactions).toEqual([{ thumbsup: ['bob'] }, { '100': ['carol', 'dave'] }, { '0': ['erin'] }]);
+      // And JSON's array form adds the same way
+      res = await api.call('PUT', `/v1/messages/${msg.id}`, { ...as(t), json: { reactions: [{ '7': ['frank'] }, { wave: ['gina'] }] } });
+      expect(res.body.reactions.map((r: object) => Object.keys(r)[0])).toEqual(['thumbsup', '100', '0', '7', 'wave']);
+      // And an empty value removes one of them, as for any name
+      res = await update(msg.id, { 'reactions[100]': '' });
+      expect(res.body.reactions).toEqual([{ thumbsup: ['bob'] }, { '0': ['erin'] }, { '7': ['frank'] }, { wave: ['gina'] }]);
+    });
+
     it('takes reactions as JSON in the documented array form', async () => {
       const { body: msg } = await send({ message: 'json react' });
       const res = await api.call('PUT', `/v1/messages/${msg.id}`, {

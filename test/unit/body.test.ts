@@ -32,6 +32,22 @@ describe('request bodies', () => {
     });
   });
 
+  it("keeps a map's keys of digits as names, in the order sent, where a segment of digits is otherwise an index", () => {
+    // Given reactions, a map, named by digits among other names
+    const body = 'reactions[thumbsup][]=bob&reactions[100][]=carol&reactions[100][]=dave&reactions[0]=&attachments[0][url]=x';
+    // When parsed as the update's form: then they are names, in order, as the JSON array form gives them
+    expect(parseBody(body, false, 'application/x-www-form-urlencoded', ['form'], undefined, ['reactions'])).toEqual({
+      reactions: [{ thumbsup: ['bob'] }, { '100': ['carol', 'dave'] }, { '0': '' }],
+      attachments: [{ url: 'x' }],
+    });
+    // And without the map named, a segment of digits is an array index, as before
+    expect(form('reactions[100][]=carol')).toEqual({ reactions: [['carol']] });
+    // And a name holding a NUL (the parser's mark) is refused rather than taken for a name of digits
+    expect(() =>
+      parseBody('reactions[%00100][]=x', false, 'application/x-www-form-urlencoded', ['form'], undefined, ['reactions']),
+    ).toThrow('A parameter name in the body holds a NUL character');
+  });
+
   it('gives the same object for JSON', () => {
     expect(parseBody('{"a":{"b":[1]}}', false, 'application/json', ['form', 'json'])).toEqual({ a: { b: [1] } });
   });
