@@ -24,7 +24,7 @@ function markedMapKey(key: string, maps: readonly string[]): string {
     if (!key.startsWith(`${name}[`)) continue;
     const end = key.indexOf(']', name.length + 1);
     const segment = key.slice(name.length + 1, end);
-    if (end > name.length + 1 && /^[0-9]+$/.test(segment)) return `${name}[${KEY_MARK}${key.slice(name.length + 1)}`;
+    if (end > name.length + 1 && /^\d+$/.test(segment)) return `${name}[${KEY_MARK}${key.slice(name.length + 1)}`;
   }
   return key;
 }
