@@ -11,15 +11,19 @@ export const MAX_CONTACTS_PER_REACTION = 1000;
 
 const PICTOGRAPHIC = propertyPattern('\\p{Extended_Pictographic}|\\p{Regional_Indicator}');
 
+/** A keycap (1️⃣, #️⃣, *️⃣): an emoji made of a digit, # or * and the combining keycap, none of them pictographic. */
+const KEYCAP = /^[\d#*]\uFE0F?\u20E3$/;
+
 /** UTF-16 units of the longest single emoji worth segmenting (a ZWJ family or a tag-sequence flag is about 20). */
 const MAX_EMOJI_UNITS = 64;
 
 // Made on first use: constructing a segmenter loads ICU break data (tens of ms), a cost every cold start would pay.
 let segmenter: Intl.Segmenter | undefined;
 const isSingleEmoji = (name: string) =>
-  name.length <= MAX_EMOJI_UNITS &&
-  [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 &&
-  PICTOGRAPHIC.test(name);
+  KEYCAP.test(name) ||
+  (name.length <= MAX_EMOJI_UNITS &&
+    [...(segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(name)].length === 1 &&
+    PICTOGRAPHIC.test(name));
 
 // Schemas are built in /* @__PURE__ */ calls so that esbuild drops them from handlers that never use them (docs/performance.md).
 export const reactionName = /* @__PURE__ */ (() =>

@@ -29,11 +29,11 @@ describe('reactions', () => {
     expect(planReactions(current, changes(null)).clearAll).toBe(true);
   });
 
-  it.each(['thumbsup', 'red-heart', 'plus_1', '+1', '👍', '👍🏽', '🇫🇷', '👨‍👩‍👧'])('accepts the name %s', (name) => {
+  it.each(['thumbsup', 'red-heart', 'plus_1', '+1', '👍', '👍🏽', '🇫🇷', '👨‍👩‍👧', '1️⃣', '#️⃣', '*️⃣', '0\u20E3'])('accepts the name %s', (name) => {
     expect(() => changes({ [name]: ['a'] })).not.toThrow();
   });
 
-  it.each(['', 'has space', 'x'.repeat(33), '👍👍', 'é', '<script>'])('rejects the name %j', (name) => {
+  it.each(['', 'has space', 'x'.repeat(33), '👍👍', 'é', '<script>', '1️⃣1️⃣', 'a\uFE0F\u20E3', '\u20E3'])('rejects the name %j', (name) => {
     expect(() => changes({ [name]: ['a'] })).toThrow(/reaction name/);
   });
 
