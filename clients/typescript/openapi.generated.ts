@@ -71,7 +71,7 @@ export interface paths {
     };
     /**
      * List messages
-     * @description The authenticated user's messages, newest first, across all their conversations or within one (`conversation_id`; an unknown conversation, or another user's, is a `404`). Every message is at most about 45 KiB as returned (see `PUT /v1/messages/{id}`), so a full page of 100 stays under 5 MB.
+     * @description The authenticated user's messages, newest first, across all their conversations or within one (`conversation_id`; an unknown conversation, or another user's, is a `404`). Every message is at most about 93 KiB as returned (see `PUT /v1/messages/{id}`); a page holds as many as fit in 5 MB, fewer than `limit` (with `has_more` true) when they are that large.
      */
     get: operations['listMessages'];
     put?: never;
@@ -115,7 +115,7 @@ export interface paths {
      *
      *     **Concurrency.** Concurrent updates of one message all apply, without conflicts: contacts added to the same reaction (a set union), other reactions added or removed, attachments appended and read marks never undo one another. A removal and an addition of the same reaction at the same moment take effect in the order the service applies them. Concurrent edits of the text (`message`) are last writer wins, and so is `updated_at`.
      *
-     *     **Limits.** A request names at most 50 reactions and 1,000 contacts per reaction (else `400` before anything is read). A message holds at most 50 reaction names, 1,000 contacts per name and 10 attachments: an update that would pass one is a `400` naming it (`reactions`, `reactions[<name>]`, `attachments`). Reactions and attachments together are also limited in size: at most 16 KiB per message, counted as their JSON takes in a response inside a JSON string (each contact name and reaction name its encoded length plus one, each attachment likewise; a `"` counts 4 bytes, a control character 7). Past that: `400` `message_too_large`. With the text (at most 4,096 characters) a message is thus at most about 45 KiB as returned. `409` (`concurrent_update`, safe to retry) only when concurrent updates kept the message at one of these limits.
+     *     **Limits.** A request names at most 50 reactions and 1,000 contacts per reaction (else `400` before anything is read). A message holds at most 50 reaction names, 1,000 contacts per name and 10 attachments: an update that would pass one is a `400` naming it (`reactions`, `reactions[<name>]`, `attachments`). Reactions and attachments together are also limited in size: at most 64 KiB per message, counted as their JSON takes in a response inside a JSON string (each contact name and reaction name its encoded length plus one, each attachment likewise; a `"` counts 4 bytes, a control character 7). Past that: `400` `message_too_large`. With the text (at most 4,096 characters) a message is thus at most about 93 KiB as returned. `409` (`concurrent_update`, safe to retry) only when concurrent updates kept the message at one of these limits.
      */
     put: operations['updateMessage'];
     post?: never;
@@ -1854,7 +1854,7 @@ export interface components {
     };
   };
   responses: {
-    /** @description Invalid request: an unknown, missing or invalid parameter (`parameter_unknown`, `parameter_missing`, `parameter_invalid`), a cursor id not in the list (`invalid_cursor`), a message whose reactions and attachments would pass their 16 KiB budget (`message_too_large`), an attached file not uploaded yet (`file_not_uploaded`), a body that is not a JSON object (`invalid_json`), or a request API Gateway itself rejected (`bad_request`). */
+    /** @description Invalid request: an unknown, missing or invalid parameter (`parameter_unknown`, `parameter_missing`, `parameter_invalid`), a cursor id not in the list (`invalid_cursor`), a message whose reactions and attachments would pass their 64 KiB budget (`message_too_large`), an attached file not uploaded yet (`file_not_uploaded`), a body that is not a JSON object (`invalid_json`), or a request API Gateway itself rejected (`bad_request`). */
     BadRequest: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];
@@ -3706,7 +3706,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A page of events, oldest first. `has_more`: more events were committed after the last one of this page; read on with `after` set to its `id`. An empty page with `has_more` false is the present: nothing has happened since `after`. */
+      /** @description A page of events, oldest first (fewer than `limit` when that many would not fit in one response). `has_more`: more events were committed after the last one of this page; read on with `after` set to its `id`. An empty page with `has_more` false is the present: nothing has happened since `after`. */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

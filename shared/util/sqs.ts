@@ -32,15 +32,35 @@ export async function sendJson(queueUrl: string, body: unknown): Promise<void> {
   await client.send(new module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body) }));
 }
 
+/**
+ * What one SendMessageBatch may carry in all: SQS's 256 KiB (AWS raised it to 1 MiB in 2025; emulators may not have).
+ * Webhook deliveries carry their event, up to about 100 KB with a message's reactions and attachments.
+ */
+const BATCH_MAX_BYTES = 256 * 1024;
+
+/** Bodies in batches of at most ten and BATCH_MAX_BYTES (a body larger alone goes alone, for SQS to judge). */
+export function batchesOf(texts: string[]): string[][] {
+  const batches: string[][] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  for (const text of texts) {
+    const size = Buffer.byteLength(text);
+    if (batch.length === 10 || (batch.length > 0 && bytes + size > BATCH_MAX_BYTES)) {
+      batches.push(batch);
+      [batch, bytes] = [[], 0];
+    }
+    batch.push(text);
+    bytes += size;
+  }
+  if (batch.length) batches.push(batch);
+  return batches;
+}
+
 /** SendMessageBatch, ten at a time; throws if any entry failed so the caller keeps its outbox. `delaySeconds`: 0 to 900. */
 export async function sendJsonBatch(queueUrl: string, bodies: unknown[], delaySeconds?: number): Promise<void> {
   const { client, module } = await sqs();
-  for (let i = 0; i < bodies.length; i += 10) {
-    const entries = bodies.slice(i, i + 10).map((body, j) => ({
-      Id: String(j),
-      MessageBody: JSON.stringify(body),
-      ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
-    }));
+  for (const batch of batchesOf(bodies.map((body) => JSON.stringify(body)))) {
+    const entries = batch.map((text, j) => ({ Id: String(j), MessageBody: text, ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}) }));
     const out = await client.send(new module.SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
     if (out.Failed?.length) throw new Error(`SendMessageBatch failed for ${out.Failed.length} entries`);
   }
