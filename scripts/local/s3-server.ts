@@ -106,20 +106,30 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
       const refusal = await check.check({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headersDistinct });
       if (refusal) return sendError(req, res, refusal, options.corsOrigins);
     }
+    const message = 'At least one of the pre-conditions you specified did not hold';
     // S3's conditional write, which s3rver lacks: a PUT with `If-None-Match: *` is refused once the object exists.
-    if (req.method === 'PUT' && req.headers['if-none-match']?.trim() === '*' && (await objectExists(req.url ?? '/'))) {
-      const message = 'At least one of the pre-conditions you specified did not hold';
+    if (req.method === 'PUT' && req.headers['if-none-match']?.trim() === '*' && (await objectEtag(req.url ?? '/')) !== undefined) {
       return sendError(req, res, { status: 412, code: 'PreconditionFailed', message }, options.corsOrigins);
+    }
+    // And its conditional read, which s3rver ignores: a GET or HEAD with `If-Match` of another version than the object's
+    // is refused, so a reader that resumes a file by its ETag (a CSV import) finds out that the file was replaced.
+    const ifMatch = req.headers['if-match']?.trim();
+    if ((req.method === 'GET' || req.method === 'HEAD') && ifMatch && isObjectPath(req.url ?? '/')) {
+      const etag = await objectEtag(req.url ?? '/');
+      if (etag !== undefined && ifMatch !== '*' && !ifMatch.split(',').some((tag) => tag.trim() === etag)) {
+        return sendError(req, res, { status: 412, code: 'PreconditionFailed', message }, options.corsOrigins);
+      }
     }
     proxy(req, res);
   }
 
-  function objectExists(url: string): Promise<boolean> {
+  /** The object's ETag (quoted, as S3 gives it), or undefined when it is not there. */
+  function objectEtag(url: string): Promise<string | undefined> {
     const objectPath = new URL(url, 'http://storage').pathname;
     return new Promise((resolve, reject) => {
       const head = http.request({ host: '127.0.0.1', port: storagePort, method: 'HEAD', path: objectPath, agent }, (answer) => {
         answer.resume();
-        resolve(answer.statusCode === 200);
+        resolve(answer.statusCode === 200 ? String(answer.headers.etag ?? '') : undefined);
       });
       head.on('error', reject);
       head.end();

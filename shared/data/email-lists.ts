@@ -22,6 +22,8 @@ export interface EmailList {
   pending_count: number;
   /** Accepted emails waiting for validation credits. */
   awaiting_count: number;
+  /** CSV imports adding to the list now (shared/data/imports.ts): the list is processing until they end. */
+  imports_running: number;
   has_error: boolean;
   seq: number;
   created_at: number;
@@ -34,7 +36,7 @@ export interface EmailList {
 export function listStatus(list: EmailList): ListStatus {
   if (list.has_error) return 'error';
   if (list.awaiting_count > 0) return 'insufficient_credits';
-  if (list.pending_count > 0) return 'processing';
+  if (list.pending_count > 0 || list.imports_running > 0) return 'processing';
   return 'completed';
 }
 
@@ -53,6 +55,7 @@ const listItem = /* @__PURE__ */ (() =>
       rejected_count: count,
       pending_count: count,
       awaiting_count: count,
+      imports_running: count,
       has_error: v.optional(v.boolean(), false),
       seq: v.number(),
       created_at: v.number(),

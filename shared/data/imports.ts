@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { batchGet, txPut, type TransactItem } from '#shared/db/batch';
-import { attr, condition, update } from '#shared/db/expression';
+import { batchGet, transactNamed, txPut, txUpdate, type TransactItem } from '#shared/db/batch';
+import { attr, condition, update, type Update } from '#shared/db/expression';
 import { parseItem } from '#shared/db/item-schema';
 import { conditionHeld, getItem, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -32,6 +32,8 @@ export interface ImportRecord {
   accepted_count: number;
   rejected_count: number;
   error_message: string | null;
+  /** The import counts in its list's `imports_running` (from its start to its end), keeping the list processing. */
+  holds_list: boolean;
   created_at: number;
 }
 
@@ -54,6 +56,7 @@ const importItem = /* @__PURE__ */ (() =>
     accepted_count: v.number(),
     rejected_count: v.number(),
     error_message: v.nullish(v.string(), null),
+    holds_list: v.optional(v.boolean(), false),
     created_at: v.number(),
   }))();
 
@@ -88,9 +91,32 @@ export async function getListImport(accountId: string, listId: number, id: strin
   return { record: found && list ? parseItem(importItem, found) : undefined, list };
 }
 
-/** The upload is there: the import starts (true for the one write that moved it). */
+const listOf = (r: ImportRecord) => keys.list.key({ acct: r.account_id, list: r.email_list_id });
+
+/**
+ * Writes the import's change with, in the same transaction, the change of
+ * its list's `imports_running`: once, as the import's condition allows
+ * its change once. A list deleted meanwhile has nothing to count: the
+ * import's change is written alone. True for the write that changed it.
+ */
+async function withList(r: ImportRecord, change: Update, delta: 1 | -1): Promise<boolean> {
+  const codes = await transactNamed([
+    ['import', txUpdate(keyOf(r), change)],
+    ['list', txUpdate(listOf(r), update().add`imports_running ${delta}`.when`attribute_exists(pk)`)],
+  ]);
+  if (codes.length === 0) return true;
+  if (codes.includes('import')) return false;
+  return conditionHeld(updateItem(keyOf(r), change));
+}
+
+/**
+ * The upload is there: the import starts (true for the one write that
+ * moved it), and holds its list in `processing` until it ends, so that the
+ * list completes, and says so, once, after the whole file, not after each
+ * chunk of it.
+ */
 export const markImporting = (r: ImportRecord) =>
-  conditionHeld(updateItem(keyOf(r), update().set`${status} = ${'importing'}`.when`${status} = ${'awaiting_upload'}`));
+  withList(r, update().set`${status} = ${'importing'}, holds_list = ${true}`.when`${status} = ${'awaiting_upload'}`, 1);
 
 /** The first pass's findings, before any row is added (a second first pass of the same object finds the same). */
 export const recordInspection = (r: ImportRecord, found: { rowCount: number; column: number; dataStart: number; etag: string }) =>
@@ -120,15 +146,20 @@ export const advanceImport = (
     ),
   );
 
-/** Every row was added. */
+/** The import has ended: its list no longer waits for it (an import from before `holds_list` never held it). */
+const ended = (r: ImportRecord, change: Update) =>
+  r.status === 'importing' && r.holds_list ? withList(r, change, -1) : conditionHeld(updateItem(keyOf(r), change));
+
+/** Every row was added. False when the record says otherwise: fewer rows done than the file had, or ended already. */
 export const completeImport = (r: ImportRecord) =>
-  conditionHeld(updateItem(keyOf(r), update().set`${status} = ${'completed'}`.when`${status} = ${'importing'} AND rows_done = row_count`));
+  ended(r, update().set`${status} = ${'completed'}`.when`${status} = ${'importing'} AND rows_done = row_count`);
 
 /** The import ends in error; one already ended stays as it ended. */
-export const failImport = (r: ImportRecord, message: string) =>
-  conditionHeld(
-    updateItem(
-      keyOf(r),
-      update().set`${status} = ${'error'}, error_message = ${message}`.when`${status} IN (${'awaiting_upload'}, ${'importing'})`,
-    ),
-  );
+export async function failImport(r: ImportRecord, message: string): Promise<boolean> {
+  const fail = (from: ImportRecord) =>
+    ended(from, update().set`${status} = ${'error'}, error_message = ${message}`.when`${status} = ${from.status}`);
+  if (await fail(r)) return true;
+  // Started meanwhile (by a GET that found the file): fail it as it is now, holding its list.
+  const now = await getImport(r.account_id, r.email_list_id, r.id);
+  return now !== undefined && now.status !== r.status && (now.status === 'awaiting_upload' || now.status === 'importing') && fail(now);
+}

@@ -154,7 +154,17 @@ async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
       const stop = await flush(nextByte);
       if (stop) return stop;
     }
-    await completeImport(r);
+    if (!(await completeImport(r))) {
+      // The file ended before the rows its first pass counted: it changed under the import (where storage does not
+      // refuse a read of another version). Ended in error rather than left importing; what was added stays.
+      const now = await getImport(r.account_id, r.email_list_id, r.id);
+      if (now?.status === 'importing') {
+        return fail(
+          now,
+          `the file ended after ${now.rows_done} of its ${now.row_count} rows: it changed during the import; those rows were added: import the rest in a new file`,
+        );
+      }
+    }
     await dropFile(r);
     return { done: true };
   } catch (error) {
@@ -181,8 +191,9 @@ export async function importStep(job: Job<ImportPayload>, deadline: number): Pro
       if (nowSeconds() > r.upload_expires_at + UPLOAD_GRACE_SECONDS) return fail(r, 'no file was uploaded within an hour');
       return { done: false, againAtMs: Date.now() + UPLOAD_POLL_MS };
     }
+    // Whichever write started it (this one, or a GET's) made it hold its list.
     await markImporting(r);
-    r.status = 'importing';
+    Object.assign(r, { status: 'importing', holds_list: true });
   }
   if (r.row_count === null) {
     const ended = await inspect(r);

@@ -90,6 +90,7 @@ export async function createImport(who: Tenant, listId: number, hold?: Hold) {
     accepted_count: 0,
     rejected_count: 0,
     error_message: null,
+    holds_list: false,
     created_at: created,
   };
   const job = importJob(who.accountId, { listId, importId: id }, now);
@@ -125,7 +126,7 @@ export async function showImport(who: Tenant, listId: number, importId: string) 
   if (!record) throw notFound('import', importId, 'importId');
   if (record.status === 'awaiting_upload' && (await objectSize(importObjectKey(record.account_id, record.id))) !== undefined) {
     if (await markImporting(record)) await startNow(who.accountId, importId);
-    record.status = 'importing';
+    Object.assign(record, { status: 'importing', holds_list: true });
   }
   return presentImport(record, await uploadFor(record));
 }

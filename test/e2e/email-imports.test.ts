@@ -1,10 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '#shared/data/accounts';
+import { getEmailList } from '#shared/data/email-lists';
 import { getImport } from '#shared/data/imports';
+import { db, tableName } from '#shared/db/client';
+import { keys } from '#shared/db/keys';
 import { claimJob, LEASE_MS } from '#shared/data/jobs';
 import { addChunk, CHUNK_ROWS, claimChunk } from '#shared/email/import-job';
-import { importSubject, type ImportPayload } from '#shared/email/imports';
+import { importObjectKey, importSubject, type ImportPayload } from '#shared/email/imports';
+import { putObject } from '#shared/files/object-parts';
 import { listImport } from '#shared/email/list-import';
 import { runJob } from '#shared/jobs/run';
 import { resetStorage } from '#shared/files/storage';
@@ -221,6 +226,77 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
       expect((await getList(list.id)).email_count).toBe(CHUNK_ROWS);
     },
   );
+
+  /** An import of `rows` whose job is claimed and has run its first pass and its first chunk, as a worker out of time would leave it. */
+  async function importStoppedAfterOneChunk(rows: string[]) {
+    const list = await newList();
+    const imp = await createImport(list.id);
+    await upload(imp, rows.join('\n'));
+    const ref = { accountId: t.accountId, subject: importSubject(imp.id) };
+    const chain = randomUUID();
+    const job = { ...(await claimJob(ref, chain))!, kind: listImport.name, payload: { listId: list.id, importId: imp.id }, chain };
+    expect(await runJob(listImport, job, Date.now())).toBe('more'); // the first pass
+    expect(await runJob(listImport, job, Date.now())).toBe('more'); // one chunk
+    return { list, imp, job };
+  }
+
+  it.runIf(transport === 'http')(
+    'keeps its list processing from start to end, so the list completes once, after the whole file',
+    async () => {
+      // Given an import of two and a half chunks stopped after its first, whose emails are then all validated
+      await addCredits(t.accountId, 2 * CHUNK_ROWS + 10);
+      const rows = Array.from({ length: 2 * CHUNK_ROWS + 10 }, (_, i) => `held${i}@example.com`);
+      const { list, imp, job } = await importStoppedAfterOneChunk(rows);
+      await eventually(async () => (await getEmailList(t.accountId, list.id))?.pending_count === 0, { what: 'the first chunk validated' });
+      // Then the list is still processing: the rest of the file is to come
+      expect((await getList(list.id)).status).toBe('processing');
+      // When the import runs to its end and its emails are validated
+      while ((await runJob(listImport, job, Date.now() + 60_000)) !== 'done');
+      expect((await show(list.id, imp.id)).body.status).toBe('completed');
+      // Then the list completes, holding every row, and no import holds it any more
+      const done = await eventually(async () => ((await getList(list.id)).status === 'completed' ? getList(list.id) : undefined), {
+        what: 'the list completed',
+      });
+      expect(done.email_count).toBe(rows.length);
+      expect((await getEmailList(t.accountId, list.id))!.imports_running).toBe(0);
+    },
+  );
+
+  it.runIf(transport === 'http')('ends in error, not importing for ever, when its file changes after a chunk', async () => {
+    // Given an import stopped after its first chunk
+    const rows = Array.from({ length: 2 * CHUNK_ROWS }, (_, i) => `replaced${i}@example.com`);
+    const { list, imp, job } = await importStoppedAfterOneChunk(rows);
+    // When its file is replaced by another (outside the upload URL, which writes once)
+    await putObject(importObjectKey(t.accountId, imp.id), Buffer.from('email\nother@example.com\n'), 'text/csv');
+    // Then the next run ends it in error, the rows of the first chunk staying added, and its list is no longer held
+    expect(await runJob(listImport, job, Date.now() + 60_000)).toBe('done');
+    const ended = (await show(list.id, imp.id)).body;
+    expect(ended).toMatchObject({ status: 'error', accepted_count: CHUNK_ROWS });
+    expect(ended.error.message).toContain('replaced or removed');
+    expect((await getEmailList(t.accountId, list.id))!.imports_running).toBe(0);
+  });
+
+  it.runIf(transport === 'http')('ends in error when its file ends before the rows its first pass counted', async () => {
+    // Given an import stopped after its first chunk, whose record counts 5 rows more than its file holds
+    // (what a file changed under a storage that does not refuse a read of another version leaves)
+    const rows = Array.from({ length: CHUNK_ROWS + 20 }, (_, i) => `short${i}@example.com`);
+    const { list, imp, job } = await importStoppedAfterOneChunk(rows);
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.listImport.key({ acct: t.accountId, list: String(list.id), imp: imp.id }),
+        UpdateExpression: 'SET row_count = row_count + :more',
+        ExpressionAttributeValues: { ':more': 5 },
+      }),
+    );
+    // When it runs to the file's end
+    expect(await runJob(listImport, job, Date.now() + 60_000)).toBe('done');
+    // Then it ends in error saying how far it got, rather than staying importing
+    const ended = (await show(list.id, imp.id)).body;
+    expect(ended.status).toBe('error');
+    expect(ended.error.message).toContain(`after ${rows.length} of its ${rows.length + 5} rows`);
+    expect((await getEmailList(t.accountId, list.id))!.imports_running).toBe(0);
+  });
 
   // Once, over HTTP: it waits out the 15 s before the job's first look, and the transport only carries the create.
   it.runIf(transport === 'http')('starts once the file is there, from the queue, with no GET and no sweeper pass', async () => {

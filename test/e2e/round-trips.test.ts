@@ -141,11 +141,13 @@ const BUDGETS: Record<string, Budget> = {
   },
   // The job's first look, queued with the upload poll's delay.
   'POST /api/v1/emailList/{id}/imports': { 'DynamoDB.GetItem': 2, 'DynamoDB.TransactWriteItems': 1, 'SQS.SendMessageBatch': 1 },
-  // The import read with its list (a deleted list's imports are gone at once).
+  // The import read with its list (a deleted list's imports are gone at once); started, with its list's hold, in one
+  // transaction.
   'GET /api/v1/emailList/{id}/imports/{importId}': {
     'DynamoDB.GetItem': 1,
     'DynamoDB.BatchGetItem': 1,
-    'DynamoDB.UpdateItem': 2,
+    'DynamoDB.TransactWriteItems': 1,
+    'DynamoDB.UpdateItem': 1,
     'SQS.SendMessage': 1,
   },
 };

@@ -120,6 +120,31 @@ describe('the local S3 server', () => {
     expect((await fetch(toUrl(hashed, here()))).status).toBe(200);
   });
 
+  it('reads a version by its ETag (If-Match), as S3 does, and refuses the read once the object was replaced', async () => {
+    // Given an object, and its ETag as a reader that resumes it later keeps it
+    const key = `imports/${randomUUID()}`;
+    const first = Buffer.from('email\na@example.com\nb@example.com\n');
+    const written = await put(await presign('PUT', key, upload(first, 'text/csv')), first, {
+      'content-type': 'text/csv',
+      'x-amz-tagging': 'state=unattached',
+    });
+    const etag = written.headers.get('etag')!;
+    // When it is read from a byte on with that ETag: then storage answers the rest
+    const ranged = await fetch(await presign('GET', key), { headers: { 'If-Match': etag, Range: 'bytes=6-' } });
+    expect(ranged.status).toBe(206);
+    expect(await ranged.text()).toBe('a@example.com\nb@example.com\n');
+    // When the object is replaced and read again with the first ETag: then storage refuses it
+    const second = Buffer.from('email\nz@example.com\n');
+    await put(await presign('PUT', key, upload(second, 'text/csv')), second, {
+      'content-type': 'text/csv',
+      'x-amz-tagging': 'state=unattached',
+    });
+    const stale = await fetch(await presign('GET', key), { headers: { 'If-Match': etag, Range: 'bytes=6-' } });
+    expect(await errorOf(stale)).toMatchObject({ status: 412, code: 'PreconditionFailed' });
+    const staleHead = await fetch(await presign('HEAD', key), { method: 'HEAD', headers: { 'If-Match': etag } });
+    expect(staleHead.status).toBe(412);
+  });
+
   it('refuses a presigned PUT for anything but what was signed, as S3 does, and stores nothing', async () => {
     const bytes = Buffer.alloc(1000, 7);
     const sent = { 'content-type': 'image/png', 'x-amz-tagging': 'state=unattached' };
