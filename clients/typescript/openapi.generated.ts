@@ -1115,7 +1115,7 @@ export interface components {
     TokenCreated: {
       id: components['schemas']['TokenId'];
       /** @description The credential to hand to the user: `Authorization: Bearer <token>`. Stored only as a SHA-256 hash; no later read shows it. An idempotent replay of the create answers it again (kept sealed with the replay for 24 hours). */
-      token?: string;
+      token: string;
       contact_id: components['schemas']['ContactId'];
       created_at: components['schemas']['Timestamp'];
       /** @description When the token stops working; null when it does not expire. */
@@ -1202,7 +1202,7 @@ export interface components {
       enabled_events: components['schemas']['EnabledEvents'];
       created_at: components['schemas']['Timestamp'];
       /** @description The Standard Webhooks signing secret: `whsec_` and the base64 of 24 random bytes. The signature's HMAC key is the base64-decoded part after `whsec_`. An idempotent replay of the create answers it again. */
-      secret?: string;
+      secret: string;
     };
     WebhookEndpointList: {
       /** @description Whether another page exists in the direction being paged. */

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
@@ -40,6 +41,28 @@ describe('the TypeScript client in a browser', () => {
         (error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }),
       );
       expect(result.stdout).toBe('');
+    },
+  );
+
+  it(
+    'type-checks as an app takes it: the folder copied elsewhere, with only openapi-fetch installed beside it',
+    { timeout: 60_000 },
+    async () => {
+      // Given the folder copied into an app of its own, whose node_modules holds openapi-fetch (and the tsc the app uses)
+      const app = mkdtempSync(join(tmpdir(), 'client-app-'));
+      try {
+        cpSync(CLIENT, join(app, 'client'), { recursive: true });
+        mkdirSync(join(app, 'node_modules'));
+        symlinkSync(join(ROOT, 'node_modules', 'openapi-fetch'), join(app, 'node_modules', 'openapi-fetch'));
+        symlinkSync(join(ROOT, 'node_modules', 'openapi-typescript-helpers'), join(app, 'node_modules', 'openapi-typescript-helpers'));
+        // When it is checked with its own tsconfig.json: then it passes, nothing of this repository needed
+        const result = await promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'client'], { cwd: app }).catch(
+          (error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }),
+        );
+        expect(result.stdout).toBe('');
+      } finally {
+        rmSync(app, { recursive: true, force: true });
+      }
     },
   );
 
