@@ -42,6 +42,8 @@ export const PRICES = {
   /** A standard alarm is billed per metric it reads: a metric-math alarm over three metrics costs three. */
   alarmMetricPerMonth: 0.1,
   dashboardPerMonth: 3,
+  /** A customer managed KMS key (the webhook secrets' sealing key), whether used or not; its requests are priced apart and negligible idle. */
+  kmsKeyPerMonth: 1,
 };
 
 /** NeverBounce's list price for 1,000 verifications, beside ours. */
@@ -188,8 +190,8 @@ function row(what: string, sample: string, used: Usage, factor: number, other = 
   };
 }
 
-/** The alarms (and the metrics they read) and dashboards the stack deploys, counted in its template (bundling skipped). */
-function monitoringResources(): { alarms: number; alarmMetrics: number; dashboards: number } {
+/** What the stack bills by the month whatever its traffic (alarms and the metrics they read, dashboards, KMS keys), counted in its template (bundling skipped). */
+function monitoringResources(): { alarms: number; alarmMetrics: number; dashboards: number; kmsKeys: number } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new MessagingAndEmailValidationStack(app, 'CostStack', { stackName: 'cost' });
   const template = Template.fromStack(stack);
@@ -200,6 +202,7 @@ function monitoringResources(): { alarms: number; alarmMetrics: number; dashboar
     alarms: alarms.length,
     alarmMetrics: alarms.reduce((n, a) => n + (a.Properties.Metrics ? a.Properties.Metrics.filter((m) => m.MetricStat).length : 1), 0),
     dashboards: Object.keys(template.findResources('AWS::CloudWatch::Dashboard')).length,
+    kmsKeys: Object.keys(template.findResources('AWS::KMS::Key')).length,
   };
 }
 
@@ -315,7 +318,10 @@ export async function costs(): Promise<CostRow[]> {
       for (let i = 0; i < SWEEPER_RUNS; i++) await billed({ handler: sweeper.handler }, {}, sweeper.timeoutSeconds);
     });
     const monitoring = monitoringResources();
-    const fixed = monitoring.alarmMetrics * PRICES.alarmMetricPerMonth + monitoring.dashboards * PRICES.dashboardPerMonth;
+    const fixed =
+      monitoring.alarmMetrics * PRICES.alarmMetricPerMonth +
+      monitoring.dashboards * PRICES.dashboardPerMonth +
+      monitoring.kmsKeys * PRICES.kmsKeyPerMonth;
     return [
       row('1,000,000 messages sent (`POST /v1/messages`)', `${SAMPLE} sent`, send, 1e6 / SAMPLE),
       row('1,000,000 message pages read (`GET /v1/messages`, 10 per page)', `${SAMPLE} read`, read, 1e6 / SAMPLE),
@@ -350,8 +356,8 @@ export async function costs(): Promise<CostRow[]> {
         `NeverBounce: $${NEVERBOUNCE_PER_1000.toFixed(2)} per 1,000; a NAT gateway for port 25, if used, is billed apart`,
       ),
       row(
-        'One month of an idle deployment (alarms, dashboard, the sweeper every minute)',
-        `${SWEEPER_RUNS} sweeper runs on an idle table; ${monitoring.alarms} alarms reading ${monitoring.alarmMetrics} metrics, ${monitoring.dashboards} dashboard`,
+        'One month of an idle deployment (alarms, dashboard, KMS key, the sweeper every minute)',
+        `${SWEEPER_RUNS} sweeper runs on an idle table; ${monitoring.alarms} alarms reading ${monitoring.alarmMetrics} metrics, ${monitoring.dashboards} dashboard, ${monitoring.kmsKeys} KMS key`,
         idle,
         MINUTES_PER_MONTH / SWEEPER_RUNS,
         fixed,

@@ -8,7 +8,8 @@ const app = new App();
 
 try {
   new MessagingAndEmailValidationStack(app, 'MessagingAndEmailValidationStack', {
-    stackName: process.env.STACK_NAME || 'serverless-messaging',
+    // A context value like every other deploy-time choice; STACK_NAME still read, as the admin CLI reads it.
+    stackName: (app.node.tryGetContext('stackName') as string | undefined) || process.env.STACK_NAME || 'serverless-messaging',
     // Left undefined without credentials: the stack is then environment-agnostic and still synthesizes.
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
     description: 'Messaging and email validation APIs: API Gateway REST, Lambda, DynamoDB, SQS',

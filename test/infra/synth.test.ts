@@ -409,3 +409,22 @@ describe('cdk synth with a setting that cannot work', () => {
     }
   });
 });
+
+describe('the stack name', () => {
+  it('comes from -c stackName, else STACK_NAME, else serverless-messaging', { timeout: 120_000 }, async () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && k !== 'STACK_NAME'));
+    const list = async (args: string[], extra: Record<string, string> = {}) =>
+      (
+        await run('npx', ['cdk', 'ls', ...args], {
+          env: { ...env, ...extra, CDK_DISABLE_VERSION_CHECK: '1', AWS_EC2_METADATA_DISABLED: 'true' },
+          timeout: 100_000,
+        })
+      ).stdout.trim();
+    // Given no setting, then the default; given the context value, then it, over the environment's
+    expect(await list([])).toBe('MessagingAndEmailValidationStack (serverless-messaging)');
+    expect(await list(['-c', 'stackName=from-context'], { STACK_NAME: 'from-env' })).toBe(
+      'MessagingAndEmailValidationStack (from-context)',
+    );
+    expect(await list([], { STACK_NAME: 'from-env' })).toBe('MessagingAndEmailValidationStack (from-env)');
+  });
+});
