@@ -121,7 +121,7 @@ async function groupAccount(f: Flags) {
 
 /** An id flag of the given kind, checked before any read. */
 function idFlag(f: Flags, prefix: 'whk' | 'key', listed: string): string {
-  if (!looksLikeId(prefix, f.id!)) throw usageError(`--id must be ${listed} id as listed (${prefix}_...)`);
+  if (!looksLikeId(prefix, f.id!)) throw usageError(`--id must be ${listed} id as listed: ${prefix}_ and 26 letters and digits`);
   return f.id!;
 }
 
@@ -271,7 +271,8 @@ const commands: Record<string, Command> = {
     run: async (f) => {
       if ((f.token === undefined) === (f.id === undefined)) throw usageError('token revoke needs exactly one of --id and --token');
       if (f.id !== undefined) {
-        if (!looksLikeId('tok', f.id) && !looksLikeId('tkn', f.id)) throw usageError('--id must be a token id as listed (tok_...)');
+        if (!looksLikeId('tok', f.id) && !looksLikeId('tkn', f.id))
+          throw usageError('--id must be a token id as listed: tok_ and 26 letters and digits');
         if (!(await findToken(f.id)) || !(await revokeTokenById(f.id))) throw notFound(`token ${f.id} not found`);
         return { revoked: true, token_id: f.id };
       }
@@ -437,7 +438,7 @@ function selectTarget(flags: Flags): void {
   }
   if (!process.env.TABLE_NAME) {
     throw new CliError(
-      'no target: run `npm start` first (in this directory), or set TABLE_NAME and AWS_REGION (or pass --table and --region) to use a deployed table',
+      'no target: run `npm start` first (in this directory, with the same LOCAL_DIR if it has one), or set TABLE_NAME and AWS_REGION (or pass --table and --region) to use a deployed table',
       1,
     );
   }

@@ -1,6 +1,6 @@
 /**
  * Runs an npm script's command line on a Node that `engines` (package.json)
- * accepts, whatever Node the machine has: `npm start` and `npm test` go
+ * accepts, whatever Node the machine has: `npm start`, `npm test` and `npm run admin` go
  * through it.
  *
  *   node scripts/on-supported-node.js '<command line>' [the arguments npm appends]
