@@ -356,12 +356,12 @@ export async function costs(): Promise<CostRow[]> {
         `NeverBounce: $${NEVERBOUNCE_PER_1000.toFixed(2)} per 1,000; a NAT gateway for port 25, if used, is billed apart`,
       ),
       row(
-        'One month of an idle deployment (alarms, dashboard, KMS key, the sweeper every minute)',
-        `${SWEEPER_RUNS} sweeper runs on an idle table; ${monitoring.alarms} alarms reading ${monitoring.alarmMetrics} metrics, ${monitoring.dashboards} dashboard, ${monitoring.kmsKeys} KMS key`,
+        'One month of an idle deployment (alarms, KMS key, the sweeper every minute)',
+        `${SWEEPER_RUNS} sweeper runs on an idle table; ${monitoring.alarms} alarms reading ${monitoring.alarmMetrics} metrics, ${monitoring.kmsKeys} KMS key${monitoring.dashboards ? `, ${monitoring.dashboards} dashboard` : ''}`,
         idle,
         MINUTES_PER_MONTH / SWEEPER_RUNS,
         fixed,
-        'EventBridge scheduled rules are free; the event sources’ idle polling of SQS is not included',
+        `EventBridge scheduled rules are free; the event sources’ idle polling of SQS is not included; the dashboard, with \`-c dashboard=true\`, adds $${PRICES.dashboardPerMonth.toFixed(2)}`,
       ),
     ];
   } finally {

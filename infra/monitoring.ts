@@ -44,8 +44,8 @@ export interface MonitoringProps extends DashboardSources {
 }
 
 /**
- * The alarms, the notification topic they report to (when configured), and
- * one dashboard with the same figures.
+ * The alarms, the notification topic they report to (when configured), and,
+ * when asked for (`-c dashboard=true`), one dashboard with the same figures.
  *
  * CloudWatch bills an alarm per metric it reads (a metric-math alarm over ten
  * functions costs ten), so the alarms watch where failures end up, not each
@@ -59,7 +59,8 @@ export interface MonitoringProps extends DashboardSources {
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
   readonly topic: ITopic | undefined;
-  readonly dashboard: Dashboard;
+  /** With `-c dashboard=true` only. */
+  readonly dashboard: Dashboard | undefined;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
@@ -177,7 +178,7 @@ export class Monitoring extends Construct {
       );
     }
 
-    this.dashboard = buildDashboard(this, props, this.alarms);
+    this.dashboard = props.settings.dashboard ? buildDashboard(this, props, this.alarms) : undefined;
   }
 
   /** An existing topic (`-c alarmTopicArn=...`), a new one with an e-mail subscription (`-c alarmEmail=...`), or none. */

@@ -29,6 +29,8 @@ export interface DeploySettings {
   alarmTopicArn: string | undefined;
   /** Create API Gateway's account-wide CloudWatch Logs role (access and execution logs need one per region). */
   apiGatewayCloudWatchRole: boolean;
+  /** Create the CloudWatch dashboard: $3 a month, more than the rest of an idle deployment's bill, so asked for. */
+  dashboard: boolean;
   /** Origins allowed to call both APIs from a browser (CORS); empty: no CORS headers, no preflight methods. */
   corsOrigins: string[];
   /** How long API Gateway keeps the authorizer's answer for a token (0: ask on every request). */
@@ -68,6 +70,7 @@ export const SETTING = {
   alarmEmail: 'alarmEmail',
   alarmTopicArn: 'alarmTopicArn',
   apiGatewayCloudWatchRole: 'apiGatewayCloudWatchRole',
+  dashboard: 'dashboard',
   // Named like the variable `npm start` reads, since it means the same.
   corsOrigins: CORS_ENV,
   // Named as docs/api-conventions.md names it (Authentication).
@@ -103,6 +106,7 @@ export function deploySettings(scope: Construct, env: NodeJS.ProcessEnv = proces
     alarmEmail: email(context(SETTING.alarmEmail)),
     alarmTopicArn: topicArn(context(SETTING.alarmTopicArn)),
     apiGatewayCloudWatchRole: flag(context(SETTING.apiGatewayCloudWatchRole), SETTING.apiGatewayCloudWatchRole, true),
+    dashboard: flag(context(SETTING.dashboard), SETTING.dashboard, false),
     corsOrigins: cors(context(SETTING.corsOrigins)),
     authCacheSeconds: authCacheSeconds(context(SETTING.authCacheSeconds)),
     eventRetentionDays: eventRetentionDays(context(SETTING.eventRetentionDays)),

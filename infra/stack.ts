@@ -207,7 +207,7 @@ export class MessagingAndEmailValidationStack extends Stack {
       realtime: this.realtime,
       settings: this.settings,
     });
-    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    if (this.monitoring.dashboard) new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
     // cdk-nag's findings this stack accepts, found by construct type at synth (infra/nag.ts).
     Aspects.of(this).add(new AcknowledgedFindings());
   }

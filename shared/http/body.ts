@@ -37,7 +37,9 @@ function markedMapKey(key: string, maps: readonly string[]): string {
  * `100`): as in JSON, where `{"reactions": {"100": ["bob"]}}` is the same.
  */
 export const parseForm = (text: string, maps: readonly string[] = []) => {
-  const options = { depth: 4, arrayLimit: 1000, parameterLimit: 1100, allowPrototypes: false, charset: 'utf-8' } as const;
+  // Any list a body can hold (1,100 parameters) stays a list, so that its schema says how long it may be: past
+  // arrayLimit the parser would make it an object ("must be an array, got an object").
+  const options = { depth: 4, arrayLimit: 1100, parameterLimit: 1100, allowPrototypes: false, charset: 'utf-8' } as const;
   if (maps.length === 0) return qs.get()(text, options);
   const parsed = qs.get()(text, {
     ...options,

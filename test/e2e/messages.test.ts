@@ -369,12 +369,18 @@ describe.each(transports())('messages over %s', (transport) => {
 
     it('caps a reaction at 1,000 contacts, in one request or over several', async () => {
       const { body: msg } = await send({ message: 'popular' });
-      // JSON: a form body stops at 1,000 parameters.
       const putJson = (reactions: unknown) => api.call('PUT', `/v1/messages/${msg.id}`, { ...as(t), json: { reactions } });
       const crowd = Array.from({ length: 1001 }, (_, i) => `c${i}`);
       const tooMany = await putJson({ wave: crowd });
       expect(tooMany.status).toBe(400);
       expect(tooMany.body.error.param).toBe('reactions[wave]');
+      // And a form of 1,001 names the count as JSON does
+      const tooManyInForm = await update(msg.id, { 'reactions[wave][]': crowd });
+      expect(tooManyInForm.status).toBe(400);
+      expect(tooManyInForm.body.error).toMatchObject({
+        param: 'reactions[wave]',
+        message: expect.stringContaining('at most 1000 contacts'),
+      });
       const full = await putJson({ wave: crowd.slice(0, 1000) });
       expect(full.status).toBe(200);
       expect(full.body.reactions[0].wave).toHaveLength(1000);

@@ -183,7 +183,8 @@ describe('alarms', () => {
   it("reads no function metric but the stream consumers' iterator age: each metric an alarm reads is billed", () => {
     const lambda = alarms.flatMap(alarmMetrics).filter((m) => m.Namespace === 'AWS/Lambda');
     expect(lambda.map((m) => m.MetricName)).toEqual(streams.map(() => 'IteratorAge'));
-    // An idle month stays under $5: the dashboard ($3), the sweeper's runs (about $0.02) and $0.10 per alarm metric.
+    // An idle month stays under $5: the KMS key ($1), the sweeper's runs (about $0.02) and $0.10 per alarm metric, with room
+    // for the dashboard ($3) when asked for.
     expect(billedAlarmMetrics(template)).toBeLessThanOrEqual(ALARM_METRIC_BUDGET);
   });
 
@@ -301,7 +302,14 @@ describe('alarms', () => {
 });
 
 describe('dashboard', () => {
+  it('is there only when asked for: it costs $3 a month, more than the rest of an idle deployment', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(Object.keys(template.toJSON().Outputs)).not.toContain('DashboardName');
+    expect(() => synthStack({ dashboard: 'yes' }, 'BadDashboard')).toThrow(/dashboard must be 'true' or 'false'/);
+  });
+
   it('is one dashboard with the API, queue, function and business figures and every alarm', () => {
+    const { template } = synthStack({ dashboard: 'true' }, 'DashboardStack');
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const [, dashboard] = resources(template, 'AWS::CloudWatch::Dashboard')[0]!;
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
@@ -393,6 +401,7 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
         SMTP_PROBE: 'tcp',
         apiThrottleRate: '50',
         CORS_ORIGINS: 'https://app.example.com,https://admin.example.com',
+        dashboard: 'true',
       }),
     ).toEqual([]);
     // The LocalStack flavour: route methods without an authorizer, each acknowledged because its handler authenticates.

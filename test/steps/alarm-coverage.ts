@@ -26,8 +26,9 @@ export function billedAlarmMetrics(template: Template): number {
 }
 
 /**
- * Alarm metrics an idle month can afford within $5 (issue 35): the dashboard
- * is $3.00, the sweeper's runs about $0.02, and each alarm metric $0.10.
+ * Alarm metrics an idle month can afford within $5 (issue 35): the KMS key
+ * is $1.00, the sweeper's runs about $0.02, each alarm metric $0.10, and the
+ * dashboard, when asked for, $3.00 more.
  */
 export const ALARM_METRIC_BUDGET = 19;
 

@@ -48,6 +48,13 @@ describe('request bodies', () => {
     ).toThrow('A parameter name in the body holds a NUL character');
   });
 
+  it('keeps a list of more than 1,000 entries a list, for its schema to say how long it may be', () => {
+    const body = Array.from({ length: 1001 }, (_, i) => `reactions[wave][]=c${i}`).join('&');
+    const parsed = form(body) as { reactions: { wave: string[] } };
+    expect(parsed.reactions.wave).toHaveLength(1001);
+    expect(parsed.reactions.wave.at(-1)).toBe('c1000');
+  });
+
   it('gives the same object for JSON', () => {
     expect(parseBody('{"a":{"b":[1]}}', false, 'application/json', ['form', 'json'])).toEqual({ a: { b: [1] } });
   });
