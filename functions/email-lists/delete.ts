@@ -1,6 +1,6 @@
 import { deleted } from '#shared/http/endpoint';
 import { emailEndpoint } from '#shared/http/email';
-import { deleteList } from '#shared/email/lists';
+import { deleteList } from '#shared/email/list-delete';
 import { emailListId } from '#shared/http/path-ids';
 
 /** Purge inline for up to this long, then continue from the queue. */

@@ -1,11 +1,9 @@
 import type { Tenant } from '#shared/data/tokens';
-import { deleteEmailList, getEmailList, listEmailLists } from '#shared/data/email-lists';
+import { getEmailList, listEmailLists } from '#shared/data/email-lists';
 import { keys } from '#shared/db/keys';
 import { collectionKey, listEmailsPage } from '#shared/data/emails';
 import { notFound } from '#shared/errors';
 import { lastPageOf, pageOutOfRange } from '#shared/email/visible';
-import { jobPut, newJob, startJob } from '#shared/jobs/run';
-import { purgeList } from '#shared/purge/list';
 
 export async function getList(who: Tenant, id: number) {
   const list = await getEmailList(who.accountId, id);
@@ -24,11 +22,4 @@ export async function listListEmails(who: Tenant, id: number, page: number) {
   if (result === 'missing') throw notFound('email list', String(id), 'id');
   if (!result) throw pageOutOfRange(page, await lastPageOf(collectionKey(who.accountId, { kind: 'list', listId: id })));
   return result;
-}
-
-/** Gone for readers at once; its emails are purged now and, if many, continued from the queue. */
-export async function deleteList(who: Tenant, id: number, deadline: number) {
-  const job = newJob(purgeList, who.accountId, { listId: id });
-  if (!(await deleteEmailList(who.accountId, id, [jobPut(job)]))) throw notFound('email list', String(id), 'id');
-  await startJob(purgeList, job, deadline);
 }

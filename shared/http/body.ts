@@ -5,57 +5,22 @@ import { isRecord } from '#shared/util/object-schema';
 export const MAX_BODY_BYTES = 256 * 1024;
 
 /**
- * qs, with the get-intrinsic and side-channel modules under it, is loaded by
- * the first form body rather than at import: most requests carry JSON or no
- * body, and evaluating qs is about a tenth of a handler's cold import
- * (docs/performance.md). The middleware awaits this before parsing a form.
+ * The form parser (shared/http/form.ts: qs, with the get-intrinsic and
+ * side-channel modules under it) is loaded by the first form body rather
+ * than at import: most requests carry JSON or no body, and evaluating qs is
+ * about a tenth of a handler's cold import (docs/performance.md). The
+ * middleware awaits this before parsing a form.
  */
-const qs = loadedOnFirstUse(async () => (await import('qs')).default.parse, 'loadFormParser() must have run before a form body is parsed');
-export const loadFormParser = qs.load;
+const formParser = loadedOnFirstUse(
+  async () => (await import('#shared/http/form')).parseForm,
+  'loadFormParser() must have run before a form body is parsed',
+);
+export const loadFormParser = formParser.load;
 
 export const isForm = (contentType: string | undefined) => /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '');
 
-/** Put before a map's key made of digits while the form is parsed, so that the parser keeps it a key (a NUL no body may hold). */
-const KEY_MARK = '\u0000';
-
-/** `reactions[100][]` → `reactions[<mark>100][]` when `reactions` is a map: its first segment is a name, not an index. */
-function markedMapKey(key: string, maps: readonly string[]): string {
-  for (const name of maps) {
-    if (!key.startsWith(`${name}[`)) continue;
-    const end = key.indexOf(']', name.length + 1);
-    const segment = key.slice(name.length + 1, end);
-    if (end > name.length + 1 && /^\d+$/.test(segment)) return `${name}[${KEY_MARK}${key.slice(name.length + 1)}`;
-  }
-  return key;
-}
-
-/**
- * Form bodies use Stripe-style brackets (`a[b][]=c`, `list[0][k]=v`). The
- * limits keep a hostile body from building huge or deep objects. A segment
- * of digits is an array index, except right under a parameter named in
- * `maps`, whose keys are names (`reactions[100][]=bob`, a reaction named
- * `100`): as in JSON, where `{"reactions": {"100": ["bob"]}}` is the same.
- */
-export const parseForm = (text: string, maps: readonly string[] = []) => {
-  // Any list a body can hold (1,100 parameters) stays a list, so that its schema says how long it may be: past
-  // arrayLimit the parser would make it an object ("must be an array, got an object").
-  const options = { depth: 4, arrayLimit: 1100, parameterLimit: 1100, allowPrototypes: false, charset: 'utf-8' } as const;
-  if (maps.length === 0) return qs.get()(text, options);
-  const parsed = qs.get()(text, {
-    ...options,
-    decoder: (part, decode, charset, type) =>
-      type === 'key' ? markedMapKey(decode(part, decode, charset), maps) : decode(part, decode, charset),
-  });
-  for (const name of maps) {
-    const map = parsed[name];
-    // An object puts keys of digits first, whatever their order: the map goes on as a list of one-key objects instead,
-    // in the body's order (the JSON form `[{"thumbsup": [...]}, {"100": [...]}]`), when it has such a key.
-    if (isRecord(map) && Object.keys(map).some((key) => key.startsWith(KEY_MARK))) {
-      parsed[name] = Object.entries(map).map(([key, value]) => ({ [key.replace(KEY_MARK, '')]: value }));
-    }
-  }
-  return parsed;
-};
+/** A form body's parameters, Stripe-style (`a[b][]=c`); `maps` names parameters whose keys are names (shared/http/form.ts). */
+export const parseForm = (text: string, maps: readonly string[] = []) => formParser.get()(text, maps);
 
 export type MediaType = 'json' | 'form';
 
@@ -110,8 +75,8 @@ function badlyEncoded(text: string): void {
     // `=x` names nothing: the form parser would drop it, and a parameter is never silently ignored.
     if (key === '' && pair !== '') throw badRequest('A parameter in the body has no name', undefined, 'parameter_unknown');
     if (!decodes(key)) throw badRequest('A parameter name in the body is not valid percent-encoded UTF-8', undefined, 'parameter_invalid');
-    // No parameter's name holds a NUL, which the form parser also uses to mark a map's keys (parseForm).
-    if (decodeURIComponent(key).includes(KEY_MARK))
+    // No parameter's name holds a NUL, which the form parser also uses to mark a map's keys (shared/http/form.ts).
+    if (decodeURIComponent(key).includes('\u0000'))
       throw badRequest('A parameter name in the body holds a NUL character', undefined, 'parameter_invalid');
     if (!decodes(value)) {
       const name = decodeURIComponent(key.replaceAll('+', ' '));

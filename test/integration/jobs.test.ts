@@ -12,7 +12,7 @@ import { claimJob, dueJobs, LEASE_MS } from '#shared/data/jobs';
 import { conversationMessageBatch } from '#shared/data/messages';
 import { createToken, findCaller } from '#shared/data/tokens';
 import { transactWrite } from '#shared/db/batch';
-import { deleteList } from '#shared/email/lists';
+import { deleteList } from '#shared/email/list-delete';
 import { jobPut, messageOf, newJob } from '#shared/jobs/run';
 import { deleteConversation, openConversation } from '#shared/messaging/conversations';
 import { messageSubject } from '#shared/messaging/fanout';

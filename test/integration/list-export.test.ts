@@ -6,7 +6,7 @@ import { transactNamed } from '#shared/db/batch';
 import { csvHeader } from '#shared/email/csv';
 import { exportObjectKey, listExport } from '#shared/email/export-job';
 import { createExport } from '#shared/email/exports';
-import { deleteList } from '#shared/email/lists';
+import { deleteList } from '#shared/email/list-delete';
 import { PART_MIN_BYTES, uploadPart } from '#shared/files/object-parts';
 import { downloadUrl, objectSize } from '#shared/files/storage';
 import { newJob } from '#shared/jobs/run';

@@ -1,0 +1,52 @@
+import qs from 'qs';
+
+/*
+ * Parsing a form body, loaded by the first one (shared/http/body.ts): qs and
+ * the map handling below stay off every function's init.
+ */
+
+/** Put before a map's key made of digits while the form is parsed, so that the parser keeps it a key (a NUL no body may hold). */
+const KEY_MARK = '\u0000';
+
+/** `reactions[100][]` → `reactions[<mark>100][]` when `reactions` is a map: its first segment is a name, not an index. */
+function markedMapKey(key: string, maps: readonly string[]): string {
+  for (const name of maps) {
+    if (!key.startsWith(`${name}[`)) continue;
+    const end = key.indexOf(']', name.length + 1);
+    const segment = key.slice(name.length + 1, end);
+    if (end > name.length + 1 && /^\d+$/.test(segment)) return `${name}[${KEY_MARK}${key.slice(name.length + 1)}`;
+  }
+  return key;
+}
+
+// Checked here rather than with shared/util/object-schema's: a module both this chunk and the entry import would be split
+// into a chunk of its own, read at every init (docs/performance.md, Code splitting).
+const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Form bodies use Stripe-style brackets (`a[b][]=c`, `list[0][k]=v`). The
+ * limits keep a hostile body from building huge or deep objects. A segment
+ * of digits is an array index, except right under a parameter named in
+ * `maps`, whose keys are names (`reactions[100][]=bob`, a reaction named
+ * `100`): as in JSON, where `{"reactions": {"100": ["bob"]}}` is the same.
+ */
+export const parseForm = (text: string, maps: readonly string[]) => {
+  // Any list a body can hold (1,100 parameters) stays a list, so that its schema says how long it may be: past
+  // arrayLimit the parser would make it an object ("must be an array, got an object").
+  const options = { depth: 4, arrayLimit: 1100, parameterLimit: 1100, allowPrototypes: false, charset: 'utf-8' } as const;
+  if (maps.length === 0) return qs.parse(text, options);
+  const parsed = qs.parse(text, {
+    ...options,
+    decoder: (part, decode, charset, type) =>
+      type === 'key' ? markedMapKey(decode(part, decode, charset), maps) : decode(part, decode, charset),
+  });
+  for (const name of maps) {
+    const map = parsed[name];
+    // An object puts keys of digits first, whatever their order: the map goes on as a list of one-key objects instead,
+    // in the body's order (the JSON form `[{"thumbsup": [...]}, {"100": [...]}]`), when it has such a key.
+    if (isMap(map) && Object.keys(map).some((key) => key.startsWith(KEY_MARK))) {
+      parsed[name] = Object.entries(map).map(([key, value]) => ({ [key.replace(KEY_MARK, '')]: value }));
+    }
+  }
+  return parsed;
+};
