@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { appendEvents, eventsAfter, type Feed, type NewEvent } from '#shared/data/events';
+import { listEvents } from '#shared/events/list';
 
 /**
  * Appending to an events feed on DynamoDB Local: one event per put, or a
@@ -46,6 +47,27 @@ describe('appending to an events feed', () => {
     }
     expect(stored.map((e) => e.n)).toEqual(big.map((_, i) => i));
   });
+
+  it('answers GET /v1/events with as many large events as one response holds, has_more set, and the next page from there', async () => {
+    // Given an account's feed of 80 events of about 90 KB each (a message with its reactions), 7 MB together
+    const feed = { accountId: `acct_${randomUUID()}` };
+    await appendEvents(
+      feed,
+      events('large', 80).map((e) => ({ ...e, event: { ...e.event, text: 'x'.repeat(90_000) } })),
+    );
+    const caller = { kind: 'secret' as const, accountId: feed.accountId, keyId: 'key_test' };
+    // When it is read as the API reads it, 100 at a time
+    const first = await listEvents(caller, { limit: 100 });
+    // Then the first page holds fewer, within what a response takes, and says more follow
+    expect(first.data.length).toBeGreaterThan(40);
+    expect(first.data.length).toBeLessThan(80);
+    expect(first.has_more).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(JSON.stringify(first)))).toBeLessThan(5_100_000);
+    // And reading on from its last event gives the rest, every event once, in order
+    const second = await listEvents(caller, { limit: 100, after: first.data.at(-1)!.id });
+    expect(second.has_more).toBe(false);
+    expect([...first.data, ...second.data].map((e) => e.n)).toEqual(Array.from({ length: 80 }, (_, i) => i));
+  }, 60_000);
 
   it('lets writers racing for the same numbers each append all of theirs once, with no number twice or missing', async () => {
     // Given a new feed, and three writers of bursts and single events
