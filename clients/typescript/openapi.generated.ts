@@ -1257,7 +1257,7 @@ export interface components {
     MessageEvent: {
       id: components['schemas']['EventId'];
       /**
-       * @description `message.created`: delivered into the user's conversation (their own sends too, for their other devices). `message.updated`: its text, attachments or reactions changed.
+       * @description `message.created`: delivered into the user's conversation (their own sends too, for their other devices). `message.updated`: its text, attachments or reactions changed, or the user read it (their `read_at` set, for their other devices).
        * @enum {string}
        */
       type: 'message.created' | 'message.updated';

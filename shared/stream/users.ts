@@ -71,7 +71,8 @@ const presented = (accountId: string, messages: Message[], reads: BatchReads) =>
 /**
  * A participant's entry is the message as delivered to them: its insert is
  * `message.created` in their view (the sender's own entry too, for their
- * other devices); its first read time is `message.read` for the sender; its
+ * other devices); its first read time is `message.updated` in the reader's
+ * view (their other devices) and `message.read` for the sender; its
  * removal while their conversation stays is `message.deleted` (the sender
  * deleted it). Entries removed with a deleted conversation send nothing:
  * `conversation.deleted` says it.
@@ -90,12 +91,24 @@ async function entryEvents(change: Change, reads: BatchReads): Promise<UserEvent
     const [before, after] = [toEntry(change.oldImage!), toEntry(change.newImage!)];
     const sender = after.contact_id;
     if (before.read_at !== null || after.read_at === null || sender === user) return [];
-    return readEvents(change, accountId, user, after, reads);
+    return [...(await readerEvents(change, accountId, user, after, reads)), ...(await readEvents(change, accountId, user, after, reads))];
   }
   const gone = toEntry(change.oldImage!);
   if (!(await findConversation({ accountId, contactId: user }, gone.conversation_id))) return [];
   const object = { id: gone.id, conversation_id: gone.conversation_id, deleted: true };
   return [userEvent(accountId, event(change, accountId, 'message.deleted', object, user, user), user)];
+}
+
+/**
+ * `reader` read the message of this entry: their own view of it changed
+ * (`read_at` set), which their other devices hear as `message.updated`, as
+ * they hear the reader's other own actions.
+ */
+async function readerEvents(change: Change, accountId: string, reader: string, entry: Entry, reads: BatchReads): Promise<UserEvent[]> {
+  const m = await messageForEntry(accountId, reader, entry, reads.contents);
+  if (!m) return [];
+  const [object] = await presented(accountId, [m], reads);
+  return [userEvent(accountId, event(change, accountId, 'message.updated', object, reader, reader), reader)];
 }
 
 /** `reader` read the message of this entry (its `read_at` just set): the sender hears it, with the message in their own view. */

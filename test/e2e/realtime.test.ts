@@ -157,31 +157,37 @@ describe('realtime WebSocket', () => {
     for (const f of bob.frames) expect(f.user).toBe(t.contactIds.bob);
   });
 
-  it('tells the sender when another participant reads their message, and every participant of an edit', async () => {
-    // Given alice and bob connected, and a message from alice to bob
+  it("tells the sender when another participant reads their message, the reader's devices too, and every participant of an edit", async () => {
+    // Given alice and bob connected, and two messages from alice to bob
     const t = await aTenant();
     const [alice, bob] = await Promise.all([connect(t.token), connect(t.token2)]);
     const aliceConv = await conversationWith(t.token, { contact_id: t.contactIds.bob! });
+    const earlier = (await send(t.token, aliceConv, 'read me first')).body;
     const sent = (await send(t.token, aliceConv, 'read me')).body;
     await arrives(bob, (f) => f.type === 'message.created' && f.data.object.id === sent.id);
-    // When bob reads it
+    // When bob reads the second (which reads the first too)
     const read = await messaging.call('PUT', `/v1/messages/${sent.id}`, { token: t.token2, form: { read: 'true' } });
     expect(read.status).toBe(200);
     // Then alice gets message.read, naming bob, with the message in her view
-    const frame = await arrives(alice, (f) => f.type === 'message.read');
+    const frame = await arrives(alice, (f) => f.type === 'message.read' && f.data.object.id === sent.id);
     expect(frame).toMatchObject({
       user: t.contactIds.alice,
       data: { reader: t.contactIds.bob, read_at: read.body.read_at, object: { id: sent.id, conversation_id: aliceConv } },
     });
+    // And bob's own devices hear both messages read, in his view, as his other actions: message.updated with his read_at
+    for (const id of [earlier.id, sent.id]) {
+      const own = await arrives(bob, (f) => f.type === 'message.updated' && f.data.object.id === id);
+      expect(own.data.object).toMatchObject({ conversation_id: read.body.conversation_id, read_at: expect.any(Number) });
+    }
     // When alice edits it
     await messaging.call('PUT', `/v1/messages/${sent.id}`, { token: t.token, form: { message: 'read me, edited' } });
     // Then both get message.updated in their own view (bob's with his read time)
-    const bobUpdate = await arrives(bob, (f) => f.type === 'message.updated');
+    const bobUpdate = await arrives(bob, (f) => f.type === 'message.updated' && f.data.object.message === 'read me, edited');
     expect(bobUpdate.data.object).toMatchObject({ message: 'read me, edited', read_at: read.body.read_at });
     expect(bobUpdate.data.object.conversation_id).not.toBe(aliceConv);
     // And bob, the reader, was not told of his own read: the edit, a later change, came after it
     expect(ofType(bob, 'message.read')).toEqual([]);
-    const aliceUpdate = await arrives(alice, (f) => f.type === 'message.updated');
+    const aliceUpdate = await arrives(alice, (f) => f.type === 'message.updated' && f.data.object.message === 'read me, edited');
     expect(aliceUpdate.data.object).toMatchObject({ message: 'read me, edited', conversation_id: aliceConv });
     // When alice deletes it, bob's view hears message.deleted
     await messaging.call('DELETE', `/v1/messages/${sent.id}`, { token: t.token });
