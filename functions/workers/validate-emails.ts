@@ -1,8 +1,20 @@
+import type { Context } from 'aws-lambda';
 import { recordOutcomes, type Done } from '#shared/email/outcomes';
 import { listLookup, validateJob } from '#shared/email/processing';
 import { parseValidationJob } from '#shared/email/work';
 import { queues } from '#shared/queues';
 import { worker } from '#shared/util/worker';
+
+/**
+ * How long a run validates: at most RUN_MS, and never closer than
+ * RECORD_MS to the invocation's end, which recording the batch's outcomes
+ * and queueing the unfinished need. The batch's outcomes are recorded
+ * together, so a slow mail host must not hold the others past this.
+ */
+const RUN_MS = 25_000;
+const RECORD_MS = 10_000;
+const runDeadline = (context: Context | undefined) =>
+  Date.now() + Math.max(1_000, Math.min(RUN_MS, (context?.getRemainingTimeInMillis() ?? 60_000) - RECORD_MS));
 
 /**
  * Validates the emails each message names. A message whose emails could not
@@ -20,7 +32,7 @@ export const handler = worker({
   setup: () => new Map<string, ReturnType<typeof listLookup>>(),
   each: async (job, delivery, lookups): Promise<Done[]> => {
     const lookup = lookups.get(job.accountId) ?? lookups.set(job.accountId, listLookup(job.accountId)).get(job.accountId)!;
-    const { done, retry } = await validateJob(job.accountId, job, delivery.lastAttempt, lookup);
+    const { done, retry } = await validateJob(job.accountId, job, delivery.lastAttempt, lookup, runDeadline(delivery.context));
     if (retry) delivery.retryLater();
     return done;
   },

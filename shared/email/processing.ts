@@ -76,15 +76,22 @@ export function reportValidation(email: EmailRecord, outcome: ValidationOutcome,
 }
 
 /**
- * Validates the emails of one job. Returns the outcomes to record, and
- * whether some failed transiently and should be retried (the queue
- * redelivers); on the last attempt those are recorded as `error` instead.
+ * Validates the emails of one job until `deadline` (ms). Returns the
+ * outcomes to record, and whether some failed transiently and should be
+ * retried (the queue redelivers); on the last attempt those are recorded
+ * as `error` instead. An email whose validation is still running at the
+ * deadline (a mail host answering slowly, with many addresses queued for
+ * its few sessions) is put back on the queue as a new message, which costs
+ * it no attempt: what finished is recorded now, and the rest goes on in
+ * the next run, until SMTP_RETRY_GIVE_UP_SECONDS after it was added, when
+ * it counts as a failed attempt like any other.
  */
 export async function validateJob(
   accountId: string,
   job: ValidationJob,
   lastAttempt: boolean,
   listExists: (listId: number) => Promise<boolean> = listLookup(accountId),
+  deadline?: number,
 ): Promise<{ done: Done[]; retry: boolean }> {
   const live =
     job.addresses && job.seqs && job.createdAt ? fromJob(accountId, job) : await unfinishedOf(accountId, job.emailIds, listExists);
@@ -92,15 +99,20 @@ export async function validateJob(
   // Most validations end within milliseconds (cached DNS): only a slow one is worth a write to show `processing`.
   let marking: Promise<void> | undefined;
   const slow = setTimeout(() => (marking = markProcessing(live)), PROCESSING_AFTER_MS);
-  const outcomes = await Promise.all(live.map(async (email) => ({ email, outcome: await validateEmail(email.email) })));
+  const outcomes = await Promise.all(live.map(async (email) => ({ email, outcome: await validateEmail(email.email, { deadline }) })));
   clearTimeout(slow);
   await marking;
   const done: Done[] = [];
   const deferred: EmailRecord[] = [];
+  const unfinished: EmailRecord[] = [];
   let retry = false;
   const nowSeconds = Math.floor(Date.now() / 1000);
   const { smtpRetryGiveUpSeconds } = validatorConfig();
   for (const { email, outcome } of outcomes) {
+    if (outcome.status === 'error' && outcome.unfinished && nowSeconds - email.created_at < smtpRetryGiveUpSeconds) {
+      unfinished.push(email);
+      continue;
+    }
     reportValidation(email, outcome, !lastAttempt);
     if (outcome.status === 'deferred' && nowSeconds - email.created_at < smtpRetryGiveUpSeconds) {
       deferred.push(email);
@@ -115,6 +127,10 @@ export async function validateJob(
     }
   }
   if (deferred.length) await deferValidation(accountId, deferred, job.deferrals ?? 0, nowSeconds);
+  if (unfinished.length) {
+    logger.info("validations still running at the run's deadline go on in a new message", { email_ids: unfinished.map((e) => e.id) });
+    await enqueueValidation(accountId, unfinished.map(workOf), { delaySeconds: 0, deferrals: job.deferrals ?? 0 });
+  }
   return { done, retry };
 }
 

@@ -35,7 +35,8 @@ export interface ValidationResult {
  */
 export type ValidationOutcome =
   | { status: 'completed'; result: ValidationResult; problems?: string[] }
-  | { status: 'error'; reason: string }
+  /** `unfinished`: the caller's deadline came first (the work goes on, and its answers land in the caches). */
+  | { status: 'error'; reason: string; unfinished?: true }
   /**
    * The mail host answered only temporarily (greylisting, 4xx): ask again
    * later; `result` is what to record if it never answers (deliverability `unknown`).

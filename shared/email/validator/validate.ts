@@ -94,7 +94,7 @@ export async function validateEmail(address: string, options: ValidateOptions = 
   } catch (error) {
     if (error instanceof DnsFailure) return { status: 'error', reason: error.message };
     if (error instanceof DeadlineExceeded) {
-      return { status: 'error', reason: `validation of ${syntax.asciiDomain} did not finish before the deadline` };
+      return { status: 'error', reason: `validation of ${syntax.asciiDomain} did not finish before the deadline`, unfinished: true };
     }
     throw error;
   }
