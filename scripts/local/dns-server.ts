@@ -24,6 +24,8 @@ export interface NameBehaviour {
   refused?: boolean;
   /** Wait this long before answering (to outlast the client's timeout). */
   delayMs?: number;
+  /** Answer with a malformed packet (a header promising 5 answers, then 3 stray bytes), as a hostile server may. */
+  malformed?: boolean;
 }
 
 export type Zones = Record<string, NameBehaviour>;
@@ -64,6 +66,13 @@ export async function startDnsServer(zones: Zones, options: { port?: number } = 
     log.push({ name, type, transport });
 
     const behaviour = table.get(name);
+    if (behaviour?.malformed) {
+      const header = Buffer.alloc(12);
+      header.writeUInt16BE(query.id ?? 0, 0);
+      header.writeUInt16BE(0x8180, 2); // a response, recursion desired and available, NOERROR
+      header.writeUInt16BE(5, 6); // five answers, none of which follows
+      return Buffer.concat([header, Buffer.from([0xde, 0xad, 0xbe])]);
+    }
     let rcode: number = RCODE.NOERROR;
     let answers: Answer[] = [];
     if (!question || !behaviour || behaviour.nxdomain) {

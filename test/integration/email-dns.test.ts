@@ -32,6 +32,7 @@ beforeAll(async () => {
     'flaky.test': { servfail: 2, mx: [{ priority: 10, exchange: 'mx1.two-mx.test' }] },
     'slow.test': { delayMs: 600, mx: [{ priority: 10, exchange: 'mx1.two-mx.test' }] },
     'refusing.test': { refused: true },
+    'garbage.test': { malformed: true },
     'dangling-mx.test': {
       mx: [
         { priority: 10, exchange: 'missing.dangling-mx.test' },
@@ -229,6 +230,18 @@ describe('transient DNS failures', () => {
     expect(dns.count('flaky.test', 'MX')).toBe(3);
   });
 
+  it('a malformed answer for one domain fails no other lookup in flight: they are asked again', async () => {
+    // Given lookups of 8 healthy domains in flight when a malformed answer for another arrives (c-ares then drops the
+    // connection they share, failing them all with it)
+    const healthy = ['bulk-a', 'bulk-b', 'bulk-c', 'bulk-d', 'two-mx', 'a-only', 'public-mx', 'flaky'].map((d) => `jane@${d}.test`);
+    const outcomes = await Promise.all(['x@garbage.test', ...healthy, 'y@garbage.test'].map((a) => validateEmail(a)));
+    // Then every healthy one completes valid, as asked alone, and only the malformed domain's end in error
+    const [garbage, ...rest] = outcomes;
+    expect(rest.slice(0, -1).map((o) => o.status === 'completed' && o.result.is_valid)).toEqual(healthy.map(() => true));
+    expect(garbage).toMatchObject({ status: 'error', reason: expect.stringContaining('malformed answer') });
+    expect(outcomes.at(-1)).toMatchObject({ status: 'error' });
+  });
+
   it('REFUSED is retried, then an error', async () => {
     const outcome = await validateEmail('user@refusing.test');
     expect(outcome).toMatchObject({ status: 'error' });
@@ -272,7 +285,7 @@ describe('deadline', () => {
     const started = Date.now();
     const outcome = await validateEmail('user@slow.test', { deadline: Date.now() + 150 });
     const elapsed = Date.now() - started;
-    expect(outcome).toEqual({ status: 'error', reason: 'validation of slow.test did not finish before the deadline' });
+    expect(outcome).toEqual({ status: 'error', reason: 'validation of slow.test did not finish before the deadline', unfinished: true });
     expect(elapsed).toBeGreaterThanOrEqual(140);
     expect(elapsed).toBeLessThan(500);
 

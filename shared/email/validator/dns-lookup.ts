@@ -10,8 +10,13 @@ import type { ValidatorConfig } from './config.ts';
  * - NXDOMAIN (ENOTFOUND) and NODATA (ENODATA) are answers, not failures.
  * - SERVFAIL, timeouts, REFUSED and connection errors are transient: retried
  *   up to DNS_TRIES attempts with a small backoff, then a DnsFailure.
- * - Anything else (FORMERR, NOTIMP, a malformed answer) will not improve on
- *   retry: a DnsFailure at once.
+ * - A malformed answer (EBADRESP) too: c-ares then drops the connection its
+ *   queries share, and every other query in flight to that server fails
+ *   with it, healthy domains included. Such a query is asked again on a
+ *   resolver of its own, so that the hostile answer, asked again too, takes
+ *   down only its own query.
+ * - Anything else (FORMERR, NOTIMP) will not improve on retry: a DnsFailure
+ *   at once.
  */
 export class DnsFailure extends Error {
   override name = 'DnsFailure';
@@ -54,6 +59,7 @@ const TRANSIENT = new Set([
   'ECANCELLED',
   'EDESTRUCTION',
   'ENOMEM',
+  'EBADRESP',
 ]);
 const BACKOFF_BASE_MS = 50;
 const BACKOFF_MAX_MS = 400;
@@ -62,13 +68,18 @@ export class DnsClient {
   private readonly resolver: Resolver;
 
   constructor(private readonly config: Pick<ValidatorConfig, 'dnsServers' | 'dnsTimeoutMs' | 'dnsTries'>) {
-    this.resolver = new Resolver({ timeout: config.dnsTimeoutMs, tries: 1 });
-    if (config.dnsServers) this.resolver.setServers(config.dnsServers);
+    this.resolver = this.newResolver();
+  }
+
+  private newResolver(): Resolver {
+    const resolver = new Resolver({ timeout: this.config.dnsTimeoutMs, tries: 1 });
+    if (this.config.dnsServers) resolver.setServers(this.config.dnsServers);
+    return resolver;
   }
 
   async mx(domain: string): Promise<MxAnswer> {
     try {
-      const records = await this.withRetries(`MX ${domain}`, () => this.resolver.resolveMx(domain));
+      const records = await this.withRetries(`MX ${domain}`, (r) => r.resolveMx(domain));
       if (records.length === 0) return { kind: 'no-mx' };
       return {
         kind: 'mx',
@@ -87,8 +98,8 @@ export class DnsClient {
    */
   async addresses(host: string): Promise<HostAddresses> {
     const [v4, v6] = await Promise.allSettled([
-      this.records(`A ${host}`, () => this.resolver.resolve4(host)),
-      this.records(`AAAA ${host}`, () => this.resolver.resolve6(host)),
+      this.records(`A ${host}`, (r) => r.resolve4(host)),
+      this.records(`AAAA ${host}`, (r) => r.resolve6(host)),
     ]);
     if (v4.status === 'rejected' && v6.status === 'rejected') throw v4.reason;
     return {
@@ -98,7 +109,7 @@ export class DnsClient {
   }
 
   /** Address records, with "no such name" and "no such record" both meaning none. */
-  private async records(query: string, ask: () => Promise<string[]>): Promise<string[]> {
+  private async records(query: string, ask: (resolver: Resolver) => Promise<string[]>): Promise<string[]> {
     try {
       return await this.withRetries(query, ask);
     } catch (error) {
@@ -108,12 +119,14 @@ export class DnsClient {
     }
   }
 
-  private async withRetries<T>(query: string, ask: () => Promise<T>): Promise<T> {
+  private async withRetries<T>(query: string, ask: (resolver: Resolver) => Promise<T>): Promise<T> {
+    let resolver = this.resolver;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await bounded(ask(), this.config.dnsTimeoutMs);
+        return await bounded(ask(resolver), this.config.dnsTimeoutMs);
       } catch (error) {
         const code = codeOf(error) ?? 'EUNKNOWN';
+        if (code === 'EBADRESP' && resolver === this.resolver) resolver = this.newResolver();
         if (code === 'ENOTFOUND' || code === 'ENODATA') throw error; // an answer, handled by the caller
         if (!TRANSIENT.has(code)) throw new DnsFailure(query, code, attempt);
         if (attempt >= this.config.dnsTries) throw new DnsFailure(query, code, attempt);
