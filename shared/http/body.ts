@@ -3,6 +3,8 @@ import { loadedOnFirstUse } from '#shared/util/first-use';
 import { isRecord } from '#shared/util/object-schema';
 
 export const MAX_BODY_BYTES = 256 * 1024;
+/** Parameters a form body may hold: 1,000 contacts of a reaction and room beside them (shared/http/form.ts parses as many). */
+export const MAX_FORM_PARAMETERS = 1100;
 
 /**
  * The form parser (shared/http/form.ts: qs, with the get-intrinsic and
@@ -69,7 +71,12 @@ const decodes = (part: string) => {
  * parser would keep such text as it came, and store `%FF%FE` as a message.
  */
 function badlyEncoded(text: string): void {
-  for (const pair of text.split('&')) {
+  const pairs = text.split('&');
+  // The parser reads this many and drops the rest silently: refused instead, as a parameter is never silently ignored.
+  if (pairs.filter((pair) => pair !== '').length > MAX_FORM_PARAMETERS) {
+    throw badRequest(`A form body holds at most ${MAX_FORM_PARAMETERS} parameters`, undefined, 'parameter_invalid');
+  }
+  for (const pair of pairs) {
     const eq = pair.indexOf('=');
     const [key, value] = eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
     // `=x` names nothing: the form parser would drop it, and a parameter is never silently ignored.

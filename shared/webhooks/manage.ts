@@ -19,11 +19,12 @@ export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export function parseEventTypes(raw: readonly string[] | undefined, param = 'enabled_events'): EventType[] | null {
   if (raw === undefined) return null;
   const types = [...new Set(raw.map((t) => t.trim()))];
-  if (types.includes('*')) return null;
-  const unknown = types.filter((t) => !isEventType(t));
+  // Beside `*` too: a typo in a list that also says `*` is still a typo.
+  const unknown = types.filter((t) => t !== '*' && !isEventType(t));
   if (unknown.length > 0 || types.length === 0) {
     throw invalid(`unknown event type ${unknown.map((t) => `"${t}"`).join(', ')}; the types are ${EVENT_TYPES.join(', ')}`, param);
   }
+  if (types.includes('*')) return null;
   return types as EventType[];
 }
 

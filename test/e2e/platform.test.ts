@@ -145,6 +145,22 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(replayedFile.body).toEqual(firstFile.body);
   });
 
+  it('refuses an unknown event type in enabled_events, beside * too, and takes * alone as every type', async () => {
+    const env = scopedEnv(() => undefined);
+    env.set({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
+    onTestFinished(() => env.restore());
+    const create = (json: unknown) => api.call('POST', '/v1/webhook_endpoints', { ...asBackend(), json });
+    for (const enabled of [['*', 'mesage.created'], ['x']]) {
+      const refused = await create({ url: 'http://127.0.0.1:9/typo', enabled_events: enabled });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'parameter_invalid', param: 'enabled_events' });
+      expect(refused.body.error.message).toContain(`"${enabled.at(-1)}"`);
+    }
+    const all = await create({ url: 'http://127.0.0.1:9/all', enabled_events: ['*'] });
+    expect(all.status, all.text).toBe(201);
+    await api.call('DELETE', `/v1/webhook_endpoints/${all.body.id}`, asBackend());
+  });
+
   it('refuses an expired token like a revoked one', async () => {
     const user = await aUser('erin');
     expect((await api.call('GET', '/v1/conversations', { token: user.token })).status).toBe(200);

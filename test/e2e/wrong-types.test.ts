@@ -298,4 +298,19 @@ describe.each(transports().slice(0, 1))('wrong types over %s', (transport) => {
       expect(form.body.error, form.text).toMatchObject({ code: 'parameter_unknown', param: bracketed });
     }
   });
+
+  // Names every object has (the form parser dropped them silently, where JSON and the query refused them).
+  const ownNames = ['hasOwnProperty', 'toString', 'valueOf', '__defineGetter__'];
+  it.each(table.filter((r) => apiOf(r.path) === 'messaging' && r.where === 'json').map((r) => [`${r.method} ${r.path}`, r] as const))(
+    "%s: names of an object's own methods are unknown parameters in a form too",
+    async (_, row) => {
+      for (const name of ownNames) {
+        const form = await clients.messaging!.call(row.method, row.path, {
+          token: tokenFor(row, t),
+          form: { [name]: '1', ...(row.base as Record<string, string>) },
+        });
+        expect(form.body.error, form.text).toMatchObject({ code: 'parameter_unknown', param: name });
+      }
+    },
+  );
 });

@@ -48,6 +48,16 @@ describe('request bodies', () => {
     ).toThrow('A parameter name in the body holds a NUL character');
   });
 
+  it('refuses a form body of more parameters than it reads, rather than dropping the rest', () => {
+    const params = (n: number) => Array.from({ length: n }, (_, i) => `reactions[wave][]=c${i}`).join('&');
+    expect(Object.keys(form(`${params(1099)}&message=x`))).toEqual(['reactions', 'message']);
+    expect(() => form(`${params(1100)}&message=x`)).toThrow('A form body holds at most 1100 parameters');
+  });
+
+  it('keeps names an object has of its own (toString, hasOwnProperty) as the parameters they are, as JSON does', () => {
+    expect(form('hasOwnProperty=1&reactions[toString][]=bob')).toEqual({ hasOwnProperty: '1', reactions: { toString: ['bob'] } });
+  });
+
   it('keeps a list of more than 1,000 entries a list, for its schema to say how long it may be', () => {
     const body = Array.from({ length: 1001 }, (_, i) => `reactions[wave][]=c${i}`).join('&');
     const parsed = form(body) as { reactions: { wave: string[] } };
