@@ -166,6 +166,12 @@ describe('is_gov / is_edu / is_mil', () => {
     ['unsw.edu.au', 'edu'],
     ['army.mil', 'mil'],
     ['eb.mil.br', 'mil'],
+    // A state's suffix under the country's gov/edu (the Public Suffix List has nsw.edu.au, vic.gov.au, sp.gov.br, uw.gov.pl)
+    ['det.nsw.edu.au', 'edu'],
+    ['education.vic.gov.au', 'gov'],
+    ['health.nsw.gov.au', 'gov'],
+    ['fazenda.sp.gov.br', 'gov'],
+    ['x.uw.gov.pl', 'gov'],
     ['example.com', undefined],
     ['ox.ac.uk', undefined], // academic, but not an edu label
     ['gov.example.com', undefined],

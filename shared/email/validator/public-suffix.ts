@@ -43,15 +43,17 @@ export type InstitutionKind = 'gov' | 'edu' | 'mil';
 
 /**
  * Government, education or military, read from the public suffix: the suffix
- * is the bare label (`agency.gov`, `mit.edu`, `army.mil`) or starts with it
- * (`dept.gov.uk`, `unsw.edu.au`, `eb.mil.br`). Other academic suffixes such as
- * `ac.uk` do not count: only the gov/edu/mil labels do. A domain whose last
- * label is gov/edu/mil counts even if the list had no entry for it.
+ * is the bare label (`agency.gov`, `mit.edu`, `army.mil`) or holds it
+ * (`dept.gov.uk`, `unsw.edu.au`, `eb.mil.br`, and a state's own suffix under
+ * it: `det.nsw.edu.au`, `education.vic.gov.au`, `fazenda.sp.gov.br`). Other
+ * academic suffixes such as `ac.uk` do not count: only the gov/edu/mil labels
+ * do. A domain whose last label is gov/edu/mil counts even if the list had no
+ * entry for it.
  */
 export function institutionKind(asciiDomain: string): InstitutionKind | undefined {
   const { publicSuffix } = placeDomain(asciiDomain);
   const labels = asciiDomain.split('.');
-  const candidates = [publicSuffix.split('.')[0], labels[labels.length - 1]];
+  const candidates = [...publicSuffix.split('.'), labels[labels.length - 1]];
   for (const kind of ['gov', 'edu', 'mil'] as const) {
     if (candidates.includes(kind)) return kind;
   }
