@@ -22,6 +22,10 @@ const valid: [string, string][] = [
   ['ユーザー@例え.jp', 'xn--r8jz45g.jp'],
   ['Ä@b.de', 'b.de'],
   ['x@xn--bcher-kva.example', 'xn--bcher-kva.example'],
+  // An LDH label may have '--' in positions 3-4 (RFC 5321; real host names such as r3---sn-…): IDNA reserves that only
+  // for U-labels
+  ['a@ab--cd.com', 'ab--cd.com'],
+  ['a@R1---SN.example', 'r1---sn.example'],
   ['x@bücher.example', 'xn--bcher-kva.example'],
   ['a@例え。jp', 'xn--r8jz45g.jp'], // ideographic full stop is a dot in IDNA
   ['a@ＥＸＡＭＰＬＥ.com', 'example.com'], // full-width letters map to ASCII
@@ -122,9 +126,8 @@ const invalid: [unknown, string][] = [
   ['a@⒈.com', "domain '⒈.com' is not a valid internationalized domain name"],
   ['a@\u0308a.com', "domain '\u0308a.com' is not a valid internationalized domain name"],
   ['a@exa＿mple.com', "domain label 'exa_mple' may hold only letters, digits and hyphens"],
-  // Hyphens (CheckHyphens): '--' in positions 3-4 is reserved for A-labels.
-  ['a@ab--cd.com', "domain label 'ab--cd' has '--' in the third and fourth positions, which only A-labels (xn--) may have"],
-  ['a@r1---sn.example', "domain label 'r1---sn' has '--' in the third and fourth positions, which only A-labels (xn--) may have"],
+  // Hyphens: IDNA's '--' in positions 3-4 is refused in a U-label (an LDH label may have it: valid cases below).
+  ['a@üb--cd.com', "domain label 'üb--cd' has '--' in the third and fourth positions, which only A-labels (xn--) may have"],
   ['a@ü-.com', "domain label 'ü-' starts or ends with a hyphen"],
   ['a@-ü.com', "domain label '-ü' starts or ends with a hyphen"],
   // Bidi rule (RFC 5893), ContextJ and ContextO (RFC 5892).

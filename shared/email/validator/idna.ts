@@ -30,7 +30,8 @@ import { propertyPattern } from '#shared/util/property-pattern';
  * await `loadIdna()` (through `prepareSyntax`) before the synchronous checks.
  */
 const STRICT: Tr46.ToASCIIOptions = {
-  checkHyphens: true,
+  // The hyphen rules are checked here (hyphenProblem): IDNA's '--' at 3-4 only in U-labels.
+  checkHyphens: false,
   checkBidi: true,
   checkJoiners: true,
   useSTD3ASCIIRules: true,
@@ -130,9 +131,15 @@ function aLabelProblem(label: string): string | undefined {
   return undefined; // other faults of the decoded label are found with the whole domain
 }
 
+/**
+ * A label's hyphens: never first or last (RFC 5321's Ldh-str), and, in a
+ * label of Unicode text, not `--` in the third and fourth positions (IDNA,
+ * RFC 5891 4.2.3.1). An LDH label may have them there (`r3---sn-…`): a host
+ * name RFC 5321 takes, which only IDNA's own rules would refuse.
+ */
 function hyphenProblem(label: string): string | undefined {
   if (label.startsWith('-') || label.endsWith('-')) return `domain label '${label}' starts or ends with a hyphen`;
-  if (label.slice(2, 4) === '--') {
+  if (NON_ASCII.test(label) && label.slice(2, 4) === '--') {
     return `domain label '${label}' has '--' in the third and fourth positions, which only A-labels (xn--) may have`;
   }
   return undefined;
