@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
 import type { TransactItem } from '#shared/db/batch';
-import { txUpdate } from '#shared/db/batch';
-import { update } from '#shared/db/expression';
-import { conditionHeld, getItem, putNew, unlessConditionFails, updateItem } from '#shared/db/items';
+import { transactWrite, txPut, txUpdate } from '#shared/db/batch';
+import { condition, update } from '#shared/db/expression';
+import { conditionHeld, getItem, unlessConditionFails, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import { newId, nowSeconds } from '#shared/util/ids';
 import type { RateLimits } from '#shared/rate-limits';
@@ -32,7 +32,14 @@ const accountItem = /* @__PURE__ */ (() =>
 export async function createAccount(input: { name: string; credits?: number }): Promise<Account> {
   const account: Account = { account_id: newId('acct'), name: input.name, created_at: nowSeconds() };
   if (input.credits !== undefined) account.credits = input.credits;
-  await putNew({ ...keys.account.key({ acct: account.account_id }), type: 'account', ...account });
+  // With its webhook endpoint count at 0 (shared/data/webhooks.ts): its creates need not count what it has first.
+  const isNew = condition`attribute_not_exists(pk)`;
+  await transactWrite({
+    TransactItems: [
+      txPut({ ...keys.account.key({ acct: account.account_id }), type: 'account', ...account }, isNew),
+      txPut({ ...keys.webhookCount.key({ acct: account.account_id }), type: 'webhook_count', endpoints: 0 }, isNew),
+    ],
+  });
   return account;
 }
 

@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
-import { attr, update } from '#shared/db/expression';
-import { conditionHeld, deleteItem, getItem, putNew, query, unlessConditionFails, updateItem, type Item } from '#shared/db/items';
+import { transactNamed, txDelete, txPut, txUpdate } from '#shared/db/batch';
+import { attr, condition, update } from '#shared/db/expression';
+import { conditionHeld, deleteItem, getItem, putItem, putNew, query, unlessConditionFails, updateItem, type Item } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
 import type { EventType } from '#shared/stream/event';
 import type { Sealed } from '#shared/util/sealing';
@@ -47,15 +48,44 @@ const webhookKey = (accountId: string, id: string) => keys.webhook.key({ acct: a
 /** Reserves an id first, so the secret can be sealed with it as its context. */
 export const newWebhookId = () => newId('whk');
 
-export async function putWebhook(
+const countKey = (accountId: string) => keys.webhookCount.key({ acct: accountId });
+/** Rounds of a create whose count another create or delete changed meanwhile (each round is one transaction). */
+const COUNT_TRIES = 5;
+
+/**
+ * Stores a new endpoint if the account has fewer than `max`: its put and
+ * the count's increment in one transaction, conditional on the count, so
+ * that creates racing each other cannot pass the limit (a count-then-put
+ * let 25 creates at once make 23 endpoints where 18 were left). An account
+ * whose count was never kept (its endpoints made before it was) has it set
+ * first, from a Query of its endpoints. False when the account is at `max`.
+ */
+export async function putWebhookWithin(
   w: Omit<Webhook, 'previous_secret' | 'previous_until' | 'failing_since' | 'disabled_at' | 'disabled_reason'>,
-) {
-  await putNew({
-    ...webhookKey(w.account_id, w.id),
-    ...keys.webhookById.entry({ whk: w.id }),
-    type: 'webhook',
-    ...w,
-  });
+  max: number,
+): Promise<boolean> {
+  const count = countKey(w.account_id);
+  for (let round = 0; round < COUNT_TRIES; round++) {
+    const failed = await transactNamed([
+      [
+        'webhook',
+        txPut(
+          { ...webhookKey(w.account_id, w.id), ...keys.webhookById.entry({ whk: w.id }), type: 'webhook', ...w },
+          condition`attribute_not_exists(pk)`,
+        ),
+      ],
+      ['count', txUpdate(count, update().add`endpoints ${1}`.when`endpoints < ${max}`)],
+    ]);
+    if (failed.length === 0) return true;
+    if (failed.includes('webhook')) throw new Error(`webhook endpoint ${w.id} exists already`);
+    const kept = await getItem(count, true);
+    if (kept !== undefined && Number(kept.endpoints) >= max) return false;
+    if (kept === undefined) {
+      const existing = (await accountWebhooks(w.account_id)).length;
+      await unlessConditionFails(putItem({ ...count, type: 'webhook_count', endpoints: existing }, condition`attribute_not_exists(pk)`));
+    }
+  }
+  throw new Error("the account's webhook endpoint count kept changing");
 }
 
 /** An account's endpoints (strongly consistent: a new subscription sees the next change). */
@@ -74,7 +104,15 @@ export async function getWebhook(accountId: string, id: string): Promise<Webhook
   return item ? toWebhook(item) : undefined;
 }
 
-export const deleteWebhook = (w: Pick<Webhook, 'account_id' | 'id'>) => deleteItem(webhookKey(w.account_id, w.id));
+/** Deletes the endpoint and, when the account's count is kept, takes it from the count in the same transaction. */
+export async function deleteWebhook(w: Pick<Webhook, 'account_id' | 'id'>): Promise<void> {
+  const failed = await transactNamed([
+    ['webhook', txDelete(webhookKey(w.account_id, w.id), condition`attribute_exists(pk)`)],
+    ['count', txUpdate(countKey(w.account_id), update().add`endpoints ${-1}`.when`attribute_exists(endpoints)`)],
+  ]);
+  // No count kept yet (endpoints from before it): the endpoint alone. Gone already: nothing to take from the count.
+  if (failed.length === 1 && failed[0] === 'count') await deleteItem(webhookKey(w.account_id, w.id));
+}
 
 /** Changes an endpoint's URL and subscribed types (null: every type); undefined when it is gone. */
 export async function updateWebhook(

@@ -168,6 +168,12 @@ export const keys = {
 
   /** An account's webhook endpoints, in one partition: the change stream's consumer reads them with one Query per account. */
   webhook: tableKey('ACC#<acct>#WEBHOOKS', 'WEBHOOK#<whk>'),
+  /**
+   * How many endpoints the account has, changed in each create's and delete's
+   * transaction (the limit holds against creates racing each other). In a
+   * partition of its own: the stream consumer's Query of the endpoints never reads it.
+   */
+  webhookCount: tableKey('ACC#<acct>#WEBHOOKCOUNT', 'COUNT'),
   /** gsi2: an endpoint by its id alone, for the admin command line. */
   webhookById: indexKey('gsi2', 'WEBHOOKID#<whk>', 'WEBHOOK'),
   /** One delivery attempt of an event to an endpoint (`webhook deliveries`), newest last; expires after 30 days. */

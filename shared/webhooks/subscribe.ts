@@ -1,5 +1,5 @@
 import type { Hold } from '#shared/data/idempotency';
-import { accountWebhooks, getWebhook, newWebhookId, putWebhook, updateWebhook } from '#shared/data/webhooks';
+import { getWebhook, newWebhookId, putWebhookWithin, updateWebhook } from '#shared/data/webhooks';
 import { conflict, invalid, notFound } from '#shared/errors';
 import { derivedId, nowSeconds } from '#shared/util/ids';
 import type { EventType } from '#shared/stream/event';
@@ -26,13 +26,12 @@ export async function createWebhook(accountId: string, url: string, events: Even
   const earlier = derived && idempotency?.resumed ? await getWebhook(accountId, derived) : undefined;
   if (earlier) return { webhook: earlier, secret: undefined };
   const href = await checkedUrl(url, param);
-  if ((await accountWebhooks(accountId, MAX_WEBHOOKS_PER_ACCOUNT)).length >= MAX_WEBHOOKS_PER_ACCOUNT) {
-    throw conflict(`The account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints already`, 'too_many_webhook_endpoints');
-  }
   const id = derived ?? newWebhookId();
   const secret = newSecret();
   const webhook = { id, account_id: accountId, url: href, events, secret: await seal(secret, { webhook: id }), created_at: nowSeconds() };
-  await putWebhook(webhook);
+  if (!(await putWebhookWithin(webhook, MAX_WEBHOOKS_PER_ACCOUNT))) {
+    throw conflict(`The account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints already`, 'too_many_webhook_endpoints');
+  }
   return { webhook, secret };
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createHash } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conversationIdFor } from '#shared/data/conversations';
 import { hashToken } from '#shared/data/tokens';
 import { db, tableName } from '#shared/db/client';
@@ -143,6 +143,49 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(firstFile.status).toBe(201);
     expect(replayedFile.headers['idempotent-replayed']).toBe('true');
     expect(replayedFile.body).toEqual(firstFile.body);
+  });
+
+  it('holds an account to 20 webhook endpoints against creates racing each other, and a delete makes room', async () => {
+    const env = scopedEnv(() => undefined);
+    env.set({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
+    onTestFinished(() => env.restore());
+    // Given an account of its own with 2 endpoints
+    const own = await aTenant();
+    const backend = { token: own.secretKey };
+    const create = (path: string) => api.call('POST', '/v1/webhook_endpoints', { ...backend, form: { url: `http://127.0.0.1:9/${path}` } });
+    for (const path of ['a', 'b']) expect((await create(path)).status).toBe(201);
+    // When 25 creates are sent at once
+    const raced = await Promise.all(Array.from({ length: 25 }, (_, i) => create(`race${i}`)));
+    // Then exactly 18 are created, the others refused as over the limit
+    expect(raced.filter((r) => r.status === 201)).toHaveLength(18);
+    for (const r of raced.filter((r) => r.status !== 201)) expect(r.body.error).toMatchObject({ code: 'too_many_webhook_endpoints' });
+    // And the list shows all 20, and nothing more
+    const listed = await api.call('GET', '/v1/webhook_endpoints', { ...backend, query: { limit: 100 } });
+    expect(listed.body).toMatchObject({ has_more: false });
+    expect(listed.body.data).toHaveLength(20);
+    // And one more is refused until one is deleted
+    expect((await create('late')).status).toBe(409);
+    expect((await api.call('DELETE', `/v1/webhook_endpoints/${listed.body.data[0].id}`, backend)).status).toBe(200);
+    expect((await create('late')).status).toBe(201);
+    expect((await create('later')).status).toBe(409);
+  });
+
+  it('counts the endpoints an account made before its count was kept, once, at its next create', async () => {
+    const env = scopedEnv(() => undefined);
+    env.set({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
+    onTestFinished(() => env.restore());
+    // Given an account with 2 endpoints and no count (as accounts made before 2026-11-28 are)
+    const own = await aTenant();
+    const backend = { token: own.secretKey };
+    const create = (path: string) => api.call('POST', '/v1/webhook_endpoints', { ...backend, form: { url: `http://127.0.0.1:9/${path}` } });
+    for (const path of ['a', 'b']) expect((await create(path)).status).toBe(201);
+    const countKey = keys.webhookCount.key({ acct: own.accountId });
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: countKey }));
+    // When it creates another
+    expect((await create('c')).status).toBe(201);
+    // Then its count holds all three, and the limit counts them
+    const count = await db().send(new GetCommand({ TableName: tableName(), Key: countKey, ConsistentRead: true }));
+    expect(count.Item?.endpoints).toBe(3);
   });
 
   it('refuses an unknown event type in enabled_events, beside * too, and takes * alone as every type', async () => {
