@@ -145,15 +145,21 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
     expect(replayedFile.body).toEqual(firstFile.body);
   });
 
-  it('holds an account to 20 webhook endpoints against creates racing each other, and a delete makes room', async () => {
+  /** A new account with 2 webhook endpoints (loopback URLs allowed, as npm start allows them), and its create. */
+  async function accountWithTwoEndpoints() {
     const env = scopedEnv(() => undefined);
     env.set({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
     onTestFinished(() => env.restore());
-    // Given an account of its own with 2 endpoints
     const own = await aTenant();
     const backend = { token: own.secretKey };
     const create = (path: string) => api.call('POST', '/v1/webhook_endpoints', { ...backend, form: { url: `http://127.0.0.1:9/${path}` } });
     for (const path of ['a', 'b']) expect((await create(path)).status).toBe(201);
+    return { own, backend, create };
+  }
+
+  it('holds an account to 20 webhook endpoints against creates racing each other, and a delete makes room', async () => {
+    // Given an account of its own with 2 endpoints
+    const { backend, create } = await accountWithTwoEndpoints();
     // When 25 creates are sent at once
     const raced = await Promise.all(Array.from({ length: 25 }, (_, i) => create(`race${i}`)));
     // Then exactly 18 are created, the others refused as over the limit
@@ -171,14 +177,8 @@ describe.each(transports())('platform endpoints over %s', (transport) => {
   });
 
   it('counts the endpoints an account made before its count was kept, once, at its next create', async () => {
-    const env = scopedEnv(() => undefined);
-    env.set({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
-    onTestFinished(() => env.restore());
     // Given an account with 2 endpoints and no count (as accounts made before 2026-11-28 are)
-    const own = await aTenant();
-    const backend = { token: own.secretKey };
-    const create = (path: string) => api.call('POST', '/v1/webhook_endpoints', { ...backend, form: { url: `http://127.0.0.1:9/${path}` } });
-    for (const path of ['a', 'b']) expect((await create(path)).status).toBe(201);
+    const { own, create } = await accountWithTwoEndpoints();
     const countKey = keys.webhookCount.key({ acct: own.accountId });
     await db().send(new DeleteCommand({ TableName: tableName(), Key: countKey }));
     // When it creates another
