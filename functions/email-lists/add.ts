@@ -6,7 +6,7 @@ import { emailListId } from '#shared/http/path-ids';
 import { idempotent } from '#shared/http/idempotency';
 
 export const handler = emailEndpoint(
-  { path: emailListId, body: emailsBody, idempotent: idempotent() },
+  { path: emailListId, body: emailsBody, entryLists: ['emails'], idempotent: idempotent() },
   async ({ caller, id, body, idempotency }) => {
     const { list, entries } = await addToList(caller, id, body.emails, idempotency);
     return { status: 201, body: { emailList: presentEmailList(list), emails: entries.map(presentEntry) } };

@@ -98,12 +98,18 @@ function badlyEncoded(text: string): void {
  * Unicode (a lone surrogate escaped as `\ud800`, which no UTF-8 reader can
  * take back), named by its parameter.
  */
-function refusedInJson(value: unknown): ApiError | undefined {
+function refusedInJson(value: unknown, entryLists: readonly string[]): ApiError | undefined {
   const stack: [unknown, string][] = [[value, '']];
+  const ownEntries = new Set<unknown>(entryLists.map((list) => (isRecord(value) ? value[list] : undefined)).filter(Array.isArray));
   while (stack.length) {
     const [node, path] = stack.pop()!;
     if (typeof node === 'string') {
       if (!node.isWellFormed()) return badRequest(`Invalid ${path}: not valid Unicode text (a lone surrogate)`, path, 'parameter_invalid');
+      continue;
+    }
+    // A list whose entries the endpoint judges one by one: an entry that is not Unicode text is that entry's error.
+    if (ownEntries.has(node)) {
+      for (const [i, child] of (node as unknown[]).entries()) if (typeof child !== 'string') stack.push([child, `${path}[${i}]`]);
       continue;
     }
     if (node === null || typeof node !== 'object') continue;
@@ -148,6 +154,7 @@ export function parseBody(
   accepted: readonly MediaType[],
   contentEncoding?: string,
   formMaps: readonly string[] = [],
+  entryLists: readonly string[] = [],
 ): Record<string, unknown> {
   let text = raw ?? '';
   if (raw && isBase64) {
@@ -189,7 +196,7 @@ export function parseBody(
     if (depthExceeds(parsed, MAX_JSON_DEPTH)) {
       throw badRequest(`Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep`, undefined, 'invalid_json');
     }
-    const refused = refusedInJson(parsed);
+    const refused = refusedInJson(parsed, entryLists);
     if (refused) throw refused;
     return parsed;
   }

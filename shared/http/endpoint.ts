@@ -52,6 +52,8 @@ export interface EndpointSpec<B, Q, P = undefined, K extends CredentialKind = 'u
   media?: readonly MediaType[];
   /** Body parameters whose keys are names, even of digits, in a form body (`reactions[100][]`): see parseForm. */
   formMaps?: readonly string[];
+  /** Body lists whose entries the endpoint judges one by one (`emails`): a string entry that is not Unicode text is that entry's error. */
+  entryLists?: readonly string[];
   /** Honour the Idempotency-Key header (creates): `idempotent()` from `#shared/http/idempotency`. */
   idempotent?: Idempotency;
   /**
@@ -112,6 +114,7 @@ export function endpoint<B = Record<string, never>, Q = Record<string, never>, P
           query: spec.query ?? noParameters,
           media: spec.media ?? ['json'],
           formMaps: spec.formMaps,
+          entryLists: spec.entryLists,
         }),
       )
       .handler((event, context) => core(event, context as AuthedContext)),

@@ -69,12 +69,21 @@ export const parseInput = (spec: {
   query: Schema<unknown>;
   media: readonly MediaType[];
   formMaps?: readonly string[];
+  entryLists?: readonly string[];
 }): Middleware => ({
   before: async (request) => {
     const { event } = request;
     const contentType = header(event, 'content-type');
     if (isForm(contentType) && spec.media.includes('form')) await loadFormParser();
-    const raw = parseBody(event.body, event.isBase64Encoded, contentType, spec.media, header(event, 'content-encoding'), spec.formMaps);
+    const raw = parseBody(
+      event.body,
+      event.isBase64Encoded,
+      contentType,
+      spec.media,
+      header(event, 'content-encoding'),
+      spec.formMaps,
+      spec.entryLists,
+    );
     const queryNames = [...Object.keys(event.queryStringParameters ?? {}), ...Object.keys(event.multiValueQueryStringParameters ?? {})];
     const forbidden = prototypeKeyIn(queryNames);
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'query');

@@ -66,6 +66,23 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
       expect(nullMx.score).toBeLessThan(jane.score);
     });
 
+    it('reports an entry that is not Unicode text (a lone surrogate) in its place, and processes the others', async () => {
+      // Given a batch whose second entry holds a lone surrogate, escaped in the JSON as a client may send it
+      const body = '{"emails":["info@aonly.test","\\ud800@aonly.test"]}';
+      // When it is created: then the batch is taken, the good entry completed, the other an error entry as sent
+      const res = await api.call('POST', '/api/v1/emails', { ...as(t), raw: { body, contentType: 'application/json' } });
+      expect(res.status, res.text).toBe(201);
+      const [good, bad] = res.body.emails;
+      expect(good).toMatchObject({ email: 'info@aonly.test', status: 'completed' });
+      expect(bad).toEqual({ email: '\ud800@aonly.test', error: expect.stringContaining('not valid Unicode text') });
+      // And a lone surrogate anywhere else is still the request's error
+      const elsewhere = await api.call('POST', '/api/v1/emailList', {
+        ...as(t),
+        raw: { body: '{"name":"\\ud800"}', contentType: 'application/json' },
+      });
+      expect(elsewhere.body.error).toMatchObject({ code: 'parameter_invalid', param: 'name' });
+    });
+
     it('reports the classification flags and canonical form', async () => {
       const res = await createEmails([
         'boss@agency.gov',

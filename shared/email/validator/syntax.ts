@@ -69,6 +69,7 @@ export async function prepareSyntax(addresses: readonly unknown[]): Promise<void
 export function checkSyntax(address: unknown): SyntaxCheck {
   if (typeof address !== 'string') return fail('must be a string');
   if (address === '') return fail('address is empty');
+  if (!address.isWellFormed()) return fail('is not valid Unicode text (a lone surrogate)');
   const at = address.lastIndexOf('@');
   if (at === -1) return fail('missing @');
   const local = address.slice(0, at);
