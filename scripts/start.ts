@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { getAccount } from '#shared/data/accounts';
 import { corsOrigins } from '#shared/http/cors';
 import { readValidatorConfig } from '#shared/email/validator/config';
+import { writeFileAtomic } from './local/atomic-file.ts';
 import { portInUse } from './local/ports.ts';
 import { startLocalRuntime } from './local/runtime.ts';
 import { seedDemo, type DemoSeed } from './local/seed.ts';
@@ -83,10 +84,10 @@ let demo: DemoSeed | undefined = existsSync(DEMO_FILE) ? JSON.parse(readFileSync
 // A demo from before delivery (0.2) has no second token, one from before the platform endpoints (0.3) no secret key: seed a new one.
 if (!demo || !demo.token2 || !demo.secretKey || !(await getAccount(demo.accountId))) {
   demo = await seedDemo();
-  writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2));
+  writeFileAtomic(DEMO_FILE, JSON.stringify(demo, null, 2));
 }
 const runtime: RuntimeFile = { pid: process.pid, env: stack.env };
-writeFileSync(RUNTIME_FILE, JSON.stringify(runtime, null, 2));
+writeFileAtomic(RUNTIME_FILE, JSON.stringify(runtime, null, 2));
 
 const printed = {
   MESSAGING_BASE_URL: stack.messagingUrl!,
@@ -102,7 +103,7 @@ const printed = {
   CHAT_BASE_URL: stack.messagingUrl!,
 };
 // The same values for a shell: `source .local/env` (rewritten at every start).
-writeFileSync(
+writeFileAtomic(
   ENV_FILE,
   `# Written by npm start; load into a shell with: source ${ENV_FILE}\n${Object.entries(printed)
     .map(([name, value]) => `export ${name}=${value}`)

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from './atomic-file.ts';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -188,7 +189,7 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     c.recent.push({ seq, at: now });
     while (c.recent.length > 0 && c.recent[0]!.at <= now - replayMs) c.resume = c.recent.shift()!.seq;
     (c.seen ??= new SeenWindow()).add(times, now);
-    if (options.checkpointFile) writeFileSync(options.checkpointFile, JSON.stringify(checkpoints));
+    if (options.checkpointFile) writeFileAtomic(options.checkpointFile, JSON.stringify(checkpoints));
   };
   let running = true;
   let sleeping: { timer: NodeJS.Timeout; resolve: () => void; idle: boolean } | undefined;
