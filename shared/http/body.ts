@@ -3,7 +3,7 @@ import { loadedOnFirstUse } from '#shared/util/first-use';
 import { isRecord } from '#shared/util/object-schema';
 
 export const MAX_BODY_BYTES = 256 * 1024;
-/** Parameters a form body may hold: 1,000 contacts of a reaction and room beside them (shared/http/form.ts parses as many). */
+/** Parameters a form body may hold: 1,000 contacts of a reaction and room beside them (shared/http/form.ts reads as many). */
 export const MAX_FORM_PARAMETERS = 1100;
 
 /**
@@ -22,7 +22,7 @@ export const loadFormParser = formParser.load;
 export const isForm = (contentType: string | undefined) => /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '');
 
 /** A form body's parameters, Stripe-style (`a[b][]=c`); `maps` names parameters whose keys are names (shared/http/form.ts). */
-export const parseForm = (text: string, maps: readonly string[] = []) => formParser.get()(text, maps);
+export const parseForm = (text: string, maps: readonly string[] = []) => formParser.get()(text, maps, MAX_FORM_PARAMETERS);
 
 export type MediaType = 'json' | 'form';
 
@@ -48,8 +48,9 @@ const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
  * A parameter name that would reach an object's prototype (`__proto__[x]`,
- * `a[constructor]`). The form parser drops such keys silently; they are
- * refused as unknown parameters instead, like any other name no endpoint takes.
+ * `a[constructor]`): refused as an unknown parameter, like any other name no
+ * endpoint takes, before a form parser (which would drop it or set it) or a
+ * schema sees it.
  */
 export function prototypeKeyIn(names: Iterable<string>): string | undefined {
   for (const name of names) if (name.split(/[[\]]+/).some((segment) => PROTOTYPE_KEYS.has(segment))) return name;

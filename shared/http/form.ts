@@ -30,14 +30,14 @@ const isMap = (value: unknown): value is Record<string, unknown> => typeof value
  * `maps`, whose keys are names (`reactions[100][]=bob`, a reaction named
  * `100`): as in JSON, where `{"reactions": {"100": ["bob"]}}` is the same.
  */
-export const parseForm = (text: string, maps: readonly string[]) => {
-  // parameterLimit: body.ts refuses a body of more (MAX_FORM_PARAMETERS) before this runs.
-  // Any list a body can hold (1,100 parameters) stays a list, so that its schema says how long it may be: past
-  // arrayLimit the parser would make it an object ("must be an array, got an object").
+export const parseForm = (text: string, maps: readonly string[], maxParameters: number) => {
+  // parameterLimit: body.ts refuses a body of more before this runs, and hands its limit in (importing it would split
+  // body.ts into a chunk of its own, read at every init). Any list a body can hold stays a list, so that its schema
+  // says how long it may be: past arrayLimit the parser would make it an object ("must be an array, got an object").
   // Names like `toString` or `hasOwnProperty` are kept as the parameters they are (own properties, as JSON.parse makes
   // them), for the schema to refuse or take (a reaction may be named `toString`): the parser would drop them silently.
   // The names that reach a prototype (`__proto__`, `constructor`, `prototype`) were refused before (shared/http/body.ts).
-  const options = { depth: 4, arrayLimit: 1100, parameterLimit: 1100, allowPrototypes: true, charset: 'utf-8' } as const;
+  const options = { depth: 4, arrayLimit: maxParameters, parameterLimit: maxParameters, allowPrototypes: true, charset: 'utf-8' } as const;
   if (maps.length === 0) return qs.parse(text, options);
   const parsed = qs.parse(text, {
     ...options,
