@@ -75,6 +75,12 @@ export async function updateConversation(who: Principal, id: string, update: Con
   });
   if (!updated) throw notFound('conversation', id, 'id');
   if (updated === 'conflict') throw conflict('The conversation is being changed by other requests; retry', 'concurrent_update');
+  const pinned = update.pinned_message_id;
+  if (typeof pinned === 'string' && updated.pinned_message_id === pinned && !(await isMessageOf(who, id, pinned))) {
+    // Deleted between the check and the write: its delete cleared pins before ours landed, so ours goes as the delete would have.
+    await conversations.clearPinnedMessage(who, id, pinned);
+    return (await conversations.findConversation(who, id)) ?? { ...updated, pinned_message_id: null };
+  }
   return updated;
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '#shared/data/idempotency';
 import { fingerprintOf } from '#shared/http/idempotency';
+import { db } from '#shared/db/client';
 import { countDynamoCalls } from '../steps/dynamodb-calls.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
@@ -438,6 +439,34 @@ describe.each(transports())('messages over %s', (transport) => {
       expect((await api.call('DELETE', `/v1/messages/${msg.id}`, as(t))).status).toBe(404);
       const conv = await api.call('GET', `/v1/conversations/${conversationId}`, as(t));
       expect(conv.body.pinned_message_id).toBeNull();
+    });
+
+    it.skipIf(transport === 'remote')('clears a pin written while its message was being deleted', async () => {
+      // Given a message, and its pin's write held back until the message's delete has finished
+      const { body: msg } = await send({ message: 'pinned as it goes' });
+      const path = `/v1/conversations/${conversationId}`;
+      let deleted: Promise<unknown> | undefined;
+      const name = 'delete-before-pin';
+      db().middlewareStack.add(
+        (next, context) => async (args) => {
+          const values = JSON.stringify((args.input as { ExpressionAttributeValues?: unknown }).ExpressionAttributeValues ?? {});
+          if (!deleted && context.commandName === 'UpdateItemCommand' && values.includes(msg.id) && !values.includes('"NULL"')) {
+            deleted = api.call('DELETE', `/v1/messages/${msg.id}`, as(t));
+            expect(((await deleted) as { status: number }).status).toBe(200);
+          }
+          return next(args);
+        },
+        { step: 'initialize', name },
+      );
+      // When the pin is asked for
+      const pin = await api
+        .call('PUT', path, { ...as(t), form: { pinned_message_id: msg.id } })
+        .finally(() => db().middlewareStack.remove(name));
+      // Then the delete ran in between, and the pin is gone as the delete would have cleared it
+      expect(deleted).toBeDefined();
+      expect(pin.status).toBe(200);
+      expect(pin.body.pinned_message_id).toBeNull();
+      expect((await api.call('GET', path, as(t))).body.pinned_message_id).toBeNull();
     });
 
     it('404s updates of unknown messages', async () => {
