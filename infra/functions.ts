@@ -3,7 +3,15 @@ import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { ApplicationLogLevel, Architecture, Function as Lambda, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  ApplicationLogLevel,
+  Architecture,
+  Function as Lambda,
+  LoggingFormat,
+  RecursiveLoop,
+  SystemLogLevel,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -75,7 +83,13 @@ export const pascalCase = (s: string) =>
  * `ownRole`: the caller adds grants of this function alone after it is made
  * (an event source, a failure destination), so it must not share a role.
  */
-export function createFunction(scope: Construct, id: string, spec: FunctionSpec, deps: FunctionDeps, { ownRole = false } = {}): Lambda {
+export function createFunction(
+  scope: Construct,
+  id: string,
+  spec: FunctionSpec,
+  deps: FunctionDeps,
+  { ownRole = false, requeues = false } = {},
+): Lambda {
   // An explicit log group (rather than logRetention) avoids the extra
   // custom-resource Lambda that logRetention adds to the stack.
   const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -104,6 +118,10 @@ export function createFunction(scope: Construct, id: string, spec: FunctionSpec,
     systemLogLevelV2: SystemLogLevel.WARN,
     // Lambda samples and sends the traces itself: no tracing SDK in the bundles.
     tracing: Tracing.ACTIVE,
+    // A worker that puts work back on the queue it consumes (a job's next step, a delayed retry) continues one trace,
+    // which Lambda's recursive-loop detection stops after about 16 invocations (an import waiting for its upload polls
+    // for up to an hour). Those chains are bounded by the jobs' leases and give-up times instead (docs/operations.md).
+    ...(requeues && deps.settings.target === 'aws' ? { recursiveLoop: RecursiveLoop.ALLOW } : {}),
     environment: {
       TABLE_NAME: deps.table.tableName,
       // The `service` of every log line and metric: one stack's figures apart from another's.

@@ -137,7 +137,10 @@ export class MessagingAndEmailValidationStack extends Stack {
     this.realtime = this.settings.target === 'aws' ? buildRealtime(this, deps, logsAccount?.account) : undefined;
 
     for (const worker of workers) {
-      const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps, { ownRole: true });
+      const fn = createFunction(this, `${pascalCase(worker.name)}WorkerFn`, worker, deps, {
+        ownRole: true,
+        requeues: !worker.deadLetters && (worker.sends ?? []).includes(worker.queue),
+      });
       const source = (worker.deadLetters ? this.deadLetterQueues : this.queues)[worker.queue];
       // SqsEventSource grants the consume actions on exactly this queue. maxConcurrency
       // caps how much of the account's Lambda concurrency a backlog can take from the APIs.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { DEFAULT_TIMEOUT_SECONDS, MEMORY_MB, type ApiName } from '#shared/routes';
+import { withQueueGrants } from './queue-grants.ts';
 
 /** Loads `functions/<handler>.ts` the way Lambda loads a bundle: once, then reused. */
 const modules = new Map<string, Promise<{ handler: (...args: unknown[]) => Promise<unknown> }>>();
@@ -44,7 +45,7 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Con
 
 export async function invoke<T>(handler: string, event: unknown, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS): Promise<T> {
   const fn = await loadHandler(handler);
-  return (await fn(event, lambdaContext(handler.replaceAll('/', '-'), timeoutSeconds))) as T;
+  return (await withQueueGrants(handler, () => fn(event, lambdaContext(handler.replaceAll('/', '-'), timeoutSeconds)))) as T;
 }
 
 /** A function of the stack, named by its source handler (and the API it serves: each API has its own authorizer and fallback). */

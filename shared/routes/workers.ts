@@ -56,6 +56,8 @@ export const workers: readonly Worker[] = [
     handler: 'workers/validate-emails',
     queue: 'validation',
     table: 'readWrite',
+    // A greylisted address comes back after a delay, and one still running at the run's deadline at once: as new messages.
+    sends: ['validation'],
     validates: true,
     batchSize: 10,
     timeoutSeconds: 60,

@@ -263,6 +263,17 @@ describe('least privilege', () => {
     }
   });
 
+  it("lets a worker that puts work back on its own queue continue past Lambda's recursive-loop detection, and no other function", () => {
+    const requeuing = new Set(
+      [...stack.workerFunctions].filter(([w]) => !w.deadLetters && (w.sends ?? []).includes(w.queue)).map(([, fn]) => logicalId(fn)),
+    );
+    // The validation worker (greylisting, deadlines), the jobs' workers (purges, imports, fan-outs) and the webhook retries
+    expect(requeuing.size).toBe(4);
+    for (const [id, fn] of Object.entries(resources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.RecursiveLoop, id).toBe(requeuing.has(id) ? 'Allow' : undefined);
+    }
+  });
+
   it('lets only workers consume, and only from their event source queue', () => {
     const consumers = new Map([...stack.workerFunctions].map(([w, fn]) => [fn as IFunction, w]));
     for (const { fn } of allFunctions()) {

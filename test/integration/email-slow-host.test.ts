@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateJob } from '#shared/email/processing';
 import { resetValidatorConfig } from '#shared/email/validator/index';
 import type { ValidationJob } from '#shared/email/work';
+import { withQueueGrants } from '../../scripts/local/queue-grants.ts';
 import { emailEnv, standardZones, type EmailEnv } from '../steps/email-env.ts';
 import { startMailboxServer, type MailboxServer } from '../steps/smtp-mailboxes.ts';
 
@@ -60,8 +61,10 @@ describe('a validation run with a slow mail host in its batch', () => {
       createdAt: addresses.map(() => now),
       listId: null,
     };
-    // When a run validates it with 2 s to go
-    const { done, retry } = await validateJob(accountId, job, false, async () => true, Date.now() + 2_000);
+    // When a run of the worker (with its queue grants) validates it with 2 s to go
+    const { done, retry } = await withQueueGrants('workers/validate-emails', () =>
+      validateJob(accountId, job, false, async () => true, Date.now() + 2_000),
+    );
     // Then the fast host's address is done, deliverable, and no failure asks for the queue's redelivery
     expect(retry).toBe(false);
     const finished = new Map(done.map((d) => [d.email.email, d.outcome]));

@@ -1,4 +1,5 @@
-import { inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
+import { refusedSends } from '../../scripts/local/queue-grants.ts';
 import { useBackends } from '../../scripts/local/runtime.ts';
 
 process.env.LOG_LEVEL ??= 'silent';
@@ -7,3 +8,6 @@ if (!process.env.MESSAGING_BASE_URL && !process.env.EMAIL_BASE_URL) {
   const envs = inject('backendEnvs');
   useBackends(envs[(Number(process.env.VITEST_POOL_ID) || 1) - 1] ?? envs[0]!);
 }
+
+// A send the stack's grants would refuse fails the file that made it, even when a redelivery then did the work.
+afterAll(() => expect(refusedSends(), 'queue sends the deployed stack would refuse').toEqual([]));
