@@ -25,8 +25,9 @@ const toAppend = ({ id, ...event }: { id: string; type: string; created_at: numb
  * The events feeds' writer, a consumer of the change stream: each change's
  * events in the account's view go to the account's feed (what webhooks
  * deliver), in each user's view to that user's feed (what their WebSockets
- * carry). Within a feed, events are appended in the order of the changes'
- * commit times.
+ * carry). Within a feed, events are appended in the order the stream hands
+ * over the changes: for the changes of one item, or of one partition (a
+ * conversation's own item and its entries), the order of their commits.
  */
 export async function recordEvents(changes: (Change | undefined)[]): Promise<number> {
   const reads = batchReads();
@@ -42,8 +43,9 @@ export async function recordEvents(changes: (Change | undefined)[]): Promise<num
   const byFeed = Map.groupBy(perChange.flat(), ({ feed }) => `${feed.accountId}|${feed.contactId ?? ''}`);
   let appended = 0;
   await inParallel([...byFeed.values()], FEEDS_AT_ONCE, async (entries) => {
-    // Stable: events of one change keep their order.
-    const events = entries.map((e) => e.event).sort((a, b) => a.createdMs - b.createdMs);
+    // In the batch's order, which is the stream's: the commits' order for each item (and each partition, as one shard
+    // holds it). The writes' own time stamps are taken before their commits: sorting by them reordered racing sends.
+    const events = entries.map((e) => e.event);
     // Not `appended += await …`: that reads the sum before the await, and feeds appended at once would lose each other's.
     const count = (await appendEvents(entries[0]!.feed, events)).length;
     appended += count;

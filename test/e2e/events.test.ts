@@ -3,7 +3,7 @@ import { feedPartition } from '#shared/data/events';
 import { feedEventId } from '#shared/data/event-ids';
 import { issueToken } from '#shared/data/tokens';
 import { eventually } from '../steps/eventually.ts';
-import { aTenant, type Tenant } from '../steps/given.ts';
+import { aTenant, anotherUserOf, type Tenant } from '../steps/given.ts';
 import { realtimeStack, type Frame as Event } from '../steps/sockets.ts';
 import type { ApiClient } from '../steps/when.ts';
 
@@ -56,6 +56,34 @@ async function readFeed(token: string, after?: string, limit = 100): Promise<Eve
 const createdIds = (events: Event[]) => events.filter((e) => e.type === 'message.created').map((e) => e.data.object.id);
 
 describe('events feed', () => {
+  it("keeps one conversation's events in commit order when sends race: bob's unread count only climbs", async () => {
+    // Given alice and dave sending to bob at once, rounds of 8 sends (each send's transaction adds 1 to his count)
+    const t = await aTenant();
+    const conv = await conversationWithBob(t);
+    const dave = { ...t, token: (await anotherUserOf(t)).token };
+    const daves = await conversationWithBob(dave);
+    for (let round = 0; round < 4; round++) {
+      const sends = Array.from({ length: 8 }, (_, i) => (i % 2 ? send(dave, daves, `d${round}.${i}`) : send(t, conv, `a${round}.${i}`)));
+      expect((await Promise.all(sends)).map((r) => r.status)).toEqual(Array(8).fill(201));
+    }
+    // When bob reads his feed, once it holds every message
+    const feed = await eventually(
+      async () => {
+        const events = await readFeed(t.token2);
+        return createdIds(events).length === 32 && events;
+      },
+      { what: "bob's feed holding the 32 messages", timeoutMs: 30_000 },
+    );
+    // Then each of his conversations' updates carries a count above the one before: the stream's order, the commits'
+    for (const mine of new Set(feed.filter((e) => e.type === 'conversation.updated').map((e) => e.data.object.id))) {
+      const counts = feed
+        .filter((e) => e.type === 'conversation.updated' && e.data.object.id === mine)
+        .map((e) => (e.data.object as { unread_count: number }).unread_count);
+      expect(counts).toEqual([...counts].sort((a, b) => a - b));
+      expect(counts.at(-1)).toBe(16);
+    }
+  });
+
   it("lists a user's events oldest first, the very objects their socket got", async () => {
     // Given bob connected, and alice sending him three messages
     const t = await aTenant();
