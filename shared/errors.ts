@@ -6,7 +6,7 @@
  */
 export class DomainError extends Error {
   constructor(
-    readonly kind: 'not_found' | 'invalid' | 'conflict' | 'forbidden' | 'gone',
+    readonly kind: 'not_found' | 'invalid' | 'conflict' | 'forbidden' | 'gone' | 'unauthenticated',
     readonly code: string,
     message: string,
     /** The request parameter at fault, when there is one. */
@@ -28,6 +28,9 @@ export const conflict = (message: string, code = 'conflict') => new DomainError(
 
 /** A record the caller may see but not change this way (another participant's message). */
 export const forbidden = (message: string, param?: string) => new DomainError('forbidden', 'permission_denied', message, param);
+
+/** A credential that stopped being valid while the request ran (its contact was deleted). */
+export const unauthenticated = (message: string) => new DomainError('unauthenticated', 'unauthorized', message);
 
 /** A cursor past what is kept: the client starts over from a fresh read. */
 export const gone = (message: string, param?: string, code = 'cursor_expired') => new DomainError('gone', code, message, param);

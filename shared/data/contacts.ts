@@ -110,8 +110,15 @@ export async function getContact(accountId: string, contactId: string, consisten
 }
 
 /** Contacts as messages show their senders: a deleted contact as it was. */
-export async function getContacts(accountId: string, contactIds: string[], { liveOnly = false } = {}): Promise<Map<string, Contact>> {
-  const items = await batchGet(contactIds.map((ct) => contactKey(accountId, ct)));
+export async function getContacts(
+  accountId: string,
+  contactIds: string[],
+  { liveOnly = false, consistent = false } = {},
+): Promise<Map<string, Contact>> {
+  const items = await batchGet(
+    contactIds.map((ct) => contactKey(accountId, ct)),
+    consistent,
+  );
   return new Map(items.filter((item) => !liveOnly || item.deleted_at === undefined).map((item) => [item.id as string, toContact(item)]));
 }
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { parseItem } from '#shared/db/item-schema';
-import { namedParts, transactNamed, txDelete, type TransactItems } from '#shared/db/batch';
+import { namedParts, transactNamed, txCheck, txDelete, type TransactItem, type TransactItems } from '#shared/db/batch';
 import { attr, condition, update } from '#shared/db/expression';
 import { conditionHeld, getItem, putItem, query, unlessConditionFails, updateItem } from '#shared/db/items';
 import { keys } from '#shared/db/keys';
@@ -87,6 +87,10 @@ export async function renameGroup(accountId: string, groupId: string, name: stri
   );
   return out ? toGroup(out) : undefined;
 }
+
+/** Transaction part of a group send: the group is still there (its delete and the send are then one before the other). */
+export const groupExists = (accountId: string, groupId: string): TransactItem =>
+  txCheck(groupKey(accountId, groupId), condition`attribute_exists(pk)`);
 
 /** Deletes the group item with `also` (the purge record of its members) in one transaction; false when there was none. */
 export async function deleteGroup(accountId: string, groupId: string, also: TransactItems): Promise<boolean> {

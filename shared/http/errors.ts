@@ -46,10 +46,13 @@ export const unprocessable = (message: string, code = 'unprocessable') => new Ap
 
 export const internal = () => new ApiError(500, 'internal_error', 'An internal error occurred');
 
-const statusOf = { not_found: 404, invalid: 400, conflict: 409, forbidden: 403, gone: 410 } as const;
+const statusOf = { not_found: 404, invalid: 400, conflict: 409, forbidden: 403, gone: 410, unauthenticated: 401 } as const;
 
 /** The HTTP answer to a domain error. */
-export const fromDomain = (error: DomainError) => new ApiError(statusOf[error.kind], error.code, error.message, error.param);
+export const fromDomain = (error: DomainError) =>
+  error.kind === 'unauthenticated'
+    ? unauthorized(error.message)
+    : new ApiError(statusOf[error.kind], error.code, error.message, error.param);
 
 /** The error as the API answers it, when it is one it answers (not an unexpected failure). */
 export const asApiError = (error: unknown): ApiError | undefined =>

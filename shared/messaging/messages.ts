@@ -12,12 +12,13 @@ import {
 import { getJob } from '#shared/data/jobs';
 import { parseItem } from '#shared/db/item-schema';
 import { groupMembers } from '#shared/data/group-members';
+import { groupExists } from '#shared/data/groups';
 import * as messages from '#shared/data/messages';
 import { contentGone, contentPut, participantGone, participantParts } from '#shared/data/messages';
 import { filesOf, type Message, type NewMessage } from '#shared/data/message-items';
 import { writeMessage, type MessageWrite } from '#shared/data/message-writes';
 import type { Principal } from '#shared/data/tokens';
-import { conflict, forbidden, gone, invalid, notFound } from '#shared/errors';
+import { conflict, forbidden, gone, invalid, notFound, unauthenticated } from '#shared/errors';
 import { newJob, jobPut, startJob } from '#shared/jobs/run';
 import { deliverTo, RECIPIENT_GONE, retractFrom } from '#shared/messaging/delivery';
 import { fanout, INLINE_MS, messageSubject, retraction } from '#shared/messaging/fanout';
@@ -87,7 +88,12 @@ export async function sendMessageBy(
   const sent = idempotency?.resumed && (await messages.findMessage(who, derivedId('msg', idempotency.createdMs, idempotency.generation)));
   if (sent) return { message: sent, sender: undefined };
   const now = Date.now();
-  const [view, senders] = await Promise.all([findConversation(who, input.conversation_id), getContacts(who.accountId, [who.contactId])]);
+  const [view, senders] = await Promise.all([
+    findConversation(who, input.conversation_id),
+    getContacts(who.accountId, [who.contactId], { liveOnly: true, consistent: true }),
+  ]);
+  // Deleting a contact revokes its tokens: one still cached, or used while the delete runs, sends nothing.
+  if (!senders.has(who.contactId)) throw unauthenticated('The contact this token belongs to was deleted');
   if (!view) throw notFound('conversation', input.conversation_id, 'conversation_id');
   const files = await filesToAttach(who, fileIdsOf(input.attachments));
   const attachments = toAttachments(input.attachments, files);
@@ -149,7 +155,13 @@ async function sendToGroup(who: Principal, view: Conversation, message: NewMessa
   const recipients = members.filter((c) => c !== who.contactId);
   const payload = { messageId: message.id, groupId, sender: who.contactId, createdAt: message.created_at, recipients };
   const job = recipients.length > 0 ? newJob(fanout, who.accountId, payload) : undefined;
-  const failed = await transactNamed([...own, ...(job ? ([['fanout', jobPut(job)]] as NamedItems) : [])], undefined, now);
+  // The group's delete removes its members after it commits: a send meets the group, or fails as to a group it never had.
+  const failed = await transactNamed(
+    [...own, ['group', groupExists(who.accountId, groupId)], ...(job ? ([['fanout', jobPut(job)]] as NamedItems) : [])],
+    undefined,
+    now,
+  );
+  if (failed.includes('group')) throw notFound('conversation', view.id, 'conversation_id');
   if (failed.length === 0 && job) await startJob(fanout, job, Date.now() + INLINE_MS);
   return failed;
 }

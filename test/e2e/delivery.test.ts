@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeMember } from '#shared/data/group-members';
+import { deleteGroup } from '#shared/data/groups';
 import { issueToken } from '#shared/data/tokens';
 import type { NewMessage } from '#shared/data/message-items';
 import { contentPut, participantParts } from '#shared/data/messages';
@@ -304,6 +305,22 @@ describe.each(transports())('delivery over %s', (transport) => {
     expect((await messagesOf(t.token, group.id)).map((m: { id: string }) => m.id)).toEqual([reply.id, sent.id]);
     expect((await conversation(t.token, group.id)).unread_count).toBe(1);
   });
+
+  it.skipIf(transport === 'remote')(
+    'refuses a send to a deleted group whose members are not yet purged, as to a group it never had',
+    async () => {
+      // Given alice's group conversation, and the group deleted with its members still in place (its purge not yet run)
+      const t = await aTenant();
+      const alices = (await open(t.token, { group_id: t.groupId })).body;
+      expect(await deleteGroup(t.accountId, t.groupId, [])).toBe(true);
+      // When alice sends to it
+      const res = await send(t.token, alices.id, 'after the delete');
+      // Then it is a 404 naming her conversation, and nothing reached bob
+      expect(res.status).toBe(404);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'conversation_id' });
+      expect((await conversations(t.token2)).filter((c: { group_id: string | null }) => c.group_id === t.groupId)).toEqual([]);
+    },
+  );
 
   it("keeps a removed member's view, but refuses their reactions, reads, edits and deletes with 404, changing nothing", async () => {
     // Given bob's message and alice's in the group, both delivered to bob and carol

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '#shared/data/idempotency';
 import { fingerprintOf } from '#shared/http/idempotency';
 import { db } from '#shared/db/client';
+import { getContact, tombstoneContact } from '#shared/data/contacts';
 import { countDynamoCalls } from '../steps/dynamodb-calls.ts';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { apiClient, transports, type ApiClient } from '../steps/when.ts';
@@ -19,9 +20,27 @@ describe.each(transports())('messages over %s', (transport) => {
   });
   afterAll(() => api.close());
 
-  const send = (form: Record<string, string | string[]>, tenant = t, headers?: Record<string, string>) =>
-    api.call('POST', '/v1/messages', { ...as(tenant), form: { conversation_id: conversationId, ...form }, headers });
+  const send = (form: Record<string, string | string[]>, tenant = t, headers?: Record<string, string>, conversation = conversationId) =>
+    api.call('POST', '/v1/messages', { ...as(tenant), form: { conversation_id: conversation, ...form }, headers });
   const update = (id: string, form: Record<string, string | string[]>) => api.call('PUT', `/v1/messages/${id}`, { ...as(t), form });
+
+  it.skipIf(transport === 'remote')(
+    'refuses a send from a contact deleted while its tokens are still being revoked, with 401',
+    async () => {
+      // Given alice's conversation with bob, and alice deleted as her delete does first (her tokens not yet revoked)
+      const tenant = await aTenant();
+      const conversation = (await api.call('POST', '/v1/conversations', { ...as(tenant), form: { contact_id: tenant.contactIds.bob! } }))
+        .body;
+      expect(await tombstoneContact((await getContact(tenant.accountId, tenant.userContactId))!, [])).toBe(true);
+      // When her token sends
+      const res = await send({ message: 'from beyond' }, tenant, undefined, conversation.id);
+      // Then it is refused as a revoked credential, and bob received nothing
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(res.body.error).toMatchObject({ type: 'authentication_error' });
+      expect((await api.call('GET', '/v1/conversations', { token: tenant.token2 })).body.data).toEqual([]);
+    },
+  );
 
   describe('send', () => {
     it('creates a message from the authenticated contact with empty extras, as docs/openapi.yaml says', async () => {
