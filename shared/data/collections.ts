@@ -237,11 +237,12 @@ async function applyToBlocks(key: Key, pending: PendingDeltas[]): Promise<void> 
 
 /**
  * Once the records are deleted their tokens can go. Tokens a crash left
- * behind are pruned here too once they are older than any record could be.
+ * behind, and those of held work (kept while a release may still hold its
+ * counts), are pruned here too once they are older than any record could be.
  */
 export async function releaseTokens(key: Key, pending: PendingDeltas[], root?: Record<string, unknown>): Promise<void> {
-  if (pending.length === 0) return;
   const stale = [...((root?.applied as Set<string> | undefined) ?? [])].filter((t) => Number(t.split('.')[0]) < Date.now() - TOKEN_TTL_MS);
+  if (pending.length === 0 && stale.length === 0) return;
   // Never re-create an item deleted meanwhile (a deleted list, an emptied block).
   const remove = (itemKey: Key, tokens: string[]) =>
     conditionHeld(updateItem(itemKey, update().delete`applied ${new Set(tokens)}`.when`attribute_exists(pk)`));

@@ -70,7 +70,8 @@ const outboxWork = (outbox: OutboxItem): Work[] =>
  * Settles outboxes of one collection, in an order that any crash can resume
  * from: apply their counts (exactly once, by token); then at once queue their
  * work and move them to `queued` (or delete them when there was none; an
- * `awaiting` one only drops its counts); then forget the tokens. Returns the
+ * `awaiting` one only drops its counts); then forget the tokens (but an
+ * `awaiting` one's, which stay until pruned). Returns the
  * collection item after the counts, or 'gone' when it was deleted meanwhile.
  *
  * `onlyIds` limits the work queued (emails finished inline need none).
@@ -103,7 +104,10 @@ export async function settle(
     throw sent.reason;
   }
   if (marked.status === 'rejected') throw marked.reason;
-  await releaseTokens(collection, pending, root === 'gone' ? undefined : root);
+  // An awaiting outbox's token stays applied until pruned as stale: a release (credits added, the sweeper) may have read
+  // it before its counts were dropped, and would apply them again once the token was gone.
+  const released = outboxes.filter((o) => !o.awaiting).flatMap(pendingOf);
+  await releaseTokens(collection, released, root === 'gone' ? undefined : root);
   return root;
 }
 

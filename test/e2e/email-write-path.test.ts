@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits, creditBalance } from '#shared/data/accounts';
 import { resetNumericIds } from '#shared/data/numeric-ids';
+import { awaitingOutboxes, type OutboxItem } from '#shared/data/outbox';
+import { db } from '#shared/db/client';
+import { settle } from '#shared/email/outbox';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
 import { eventually } from '../steps/eventually.ts';
@@ -181,6 +184,37 @@ describe.skipIf(transport === 'remote')('email write path round trips', () => {
   });
   const add = (id: number, emails: unknown[]) => api.call('POST', `/api/v1/emailList/${id}/emails`, { token: t.token, json: { emails } });
   const newList = async () => (await api.call('POST', '/api/v1/emailList', { token: t.token, json: { name: 'budget' } })).body;
+
+  it("counts held work once when credits are added while its add is settling: a release holding the outbox's counts applies nothing", async () => {
+    // Given an account out of credits, and the copy of an add's held outbox that a concurrent release read (its counts still on it)
+    const tenant = await aTenant();
+    await addCredits(tenant.accountId, 0);
+    const list = (await api.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'held' } })).body;
+    let copy: OutboxItem | undefined;
+    const name = 'read-outbox-before-its-counts-go';
+    db().middlewareStack.add(
+      (next, context) => async (args) => {
+        const dropsCounts = /\bREMOVE deltas\b/.test(String((args.input as { UpdateExpression?: string }).UpdateExpression));
+        if (!copy && context.commandName === 'UpdateItemCommand' && dropsCounts) {
+          [copy] = await awaitingOutboxes(tenant.accountId);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name },
+    );
+    const emails = ['a@example.com', 'b@example.com', 'c@example.com'];
+    const added = await api
+      .call('POST', `/api/v1/emailList/${list.id}/emails`, { token: tenant.token, json: { emails } })
+      .finally(() => db().middlewareStack.remove(name));
+    expect(added.status).toBe(201);
+    expect(copy?.deltas).toBeDefined();
+    // When that release settles its copy after the add's own settle has finished
+    await settle(copy!.collection, copy!.collection_must_exist, [copy!]);
+    // Then the list counts the three held emails once
+    const shown = (await api.call('GET', `/api/v1/emailList/${list.id}`, { token: tenant.token })).body;
+    expect(shown).toMatchObject({ email_count: 3, status: 'insufficient_credits' });
+    expect(shown.progress).toMatchObject({ insufficient_credits: 3 });
+  });
 
   it('adds 100 addresses to a list in a fixed number of DynamoDB calls, whatever the list holds', async () => {
     // Given a list that already holds 1,000 emails
