@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { createEmailList } from '#shared/data/email-lists';
+import { createEmailList, deleteEmailList } from '#shared/data/email-lists';
 import { exportParts, getExport, type ExportRecord } from '#shared/data/exports';
 import { transactNamed } from '#shared/db/batch';
 import { csvHeader } from '#shared/email/csv';
@@ -10,6 +10,8 @@ import { deleteList } from '#shared/email/list-delete';
 import { PART_MIN_BYTES, uploadPart } from '#shared/files/object-parts';
 import { downloadUrl, objectSize } from '#shared/files/storage';
 import { newJob } from '#shared/jobs/run';
+import { purgeList } from '#shared/purge/list';
+import { listEmailKeys } from '#shared/data/email-deletes';
 import { newId } from '#shared/util/ids';
 import { startWorkers } from '../../scripts/local/runtime.ts';
 import { eventually } from '../steps/eventually.ts';
@@ -126,6 +128,23 @@ describe('a list export in parts against DynamoDB Local and the local S3 server'
       done: true,
     });
     expect(await objectSize(exportObjectKey(t.accountId, waiting.id))).toBeUndefined();
+  }, 60_000);
+
+  it("deletes a deleted list's export files in the purge's first pass, before its emails: no download outlives the list by a pass", async () => {
+    // Given a list of 300 emails with one export written, deleted and not purged yet
+    const t = await aTenant();
+    const list = await createEmailList(t.accountId, { name: 'purged exports first' });
+    await seedListEmails(t.accountId, list.id, 300, 7_160_000_000_000);
+    const written = await anExport(t.accountId, list.id);
+    while (!(await listExport.step(newJob(listExport, t.accountId, { listId: list.id, exportId: written.id }), Date.now() + 60_000)).done);
+    expect(await deleteEmailList(t.accountId, list.id, [])).toBe(true);
+    expect(await objectSize(exportObjectKey(t.accountId, written.id))).toBeGreaterThan(0);
+    // When its purge makes one pass
+    await purgeList.step(newJob(purgeList, t.accountId, { listId: list.id }), Date.now() + 60_000);
+    // Then the export's file and record are gone, while emails are left for the next passes
+    expect(await objectSize(exportObjectKey(t.accountId, written.id))).toBeUndefined();
+    expect(await getExport(written)).toBeUndefined();
+    expect((await listEmailKeys(t.accountId, list.id, 10)).length).toBeGreaterThan(0);
   }, 60_000);
 });
 
