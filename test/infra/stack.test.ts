@@ -493,6 +493,12 @@ describe('resource budget', () => {
     expect(count).toBeLessThanOrEqual(RESOURCE_BUDGET);
   });
 
+  it("fits CloudFormation's 500 with every optional resource: CORS preflights, the dashboard, an alarm email", () => {
+    const { template: largest } = synthStack({ CORS_ORIGINS: 'https://app.example.com', dashboard: 'true', alarmEmail: 'ops@example.com' });
+    // CDK adds its metadata resource to the deployed template.
+    expect(Object.keys(largest.toJSON().Resources).length + 1).toBeLessThanOrEqual(500);
+  });
+
   it('adds to it per function only the function, its log group and what invokes it', () => {
     const functions = allFunctions().length;
     // One log group per function, and each stage's access log.
