@@ -13,6 +13,15 @@ const readBody = (req: IncomingMessage) =>
     req.on('error', reject);
   });
 
+/**
+ * How long a stop waits for the requests under way to be answered: on
+ * Ctrl-C or SIGTERM, a request whose write commits is answered rather than
+ * cut (its client would see a failure for a committed write, and a retry
+ * without an Idempotency-Key would make it twice). The longest route
+ * timeout is 20 s; what is still running after this is cut.
+ */
+const DRAIN_MS = 10_000;
+
 export interface RunningApi {
   url: string;
   server: Server;
@@ -27,7 +36,10 @@ export async function startApiServer(
   run?: Invoker,
   limiter?: AccountRateLimiter,
 ): Promise<RunningApi> {
+  let running = 0;
+  const drained: (() => void)[] = [];
   const server = createServer(async (req, res) => {
+    running++;
     try {
       const result = await dispatch(
         api,
@@ -47,6 +59,8 @@ export async function startApiServer(
       console.error(error);
       res.writeHead(502, { 'Content-Type': 'application/json', 'X-Request-Id': randomUUID() });
       res.end(JSON.stringify({ error: { type: 'api_error', code: 'internal_error', message: 'An internal error occurred' } }));
+    } finally {
+      if (--running === 0) for (const resolve of drained.splice(0)) resolve();
     }
   });
   // Requests Node cannot even parse get the envelope too, as API Gateway's DEFAULT_4XX would give.
@@ -64,10 +78,19 @@ export async function startApiServer(
   return {
     url: `http://${host}:${address.port}`,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    // No new connection from now on; the requests under way are answered first (at most DRAIN_MS), then every connection goes.
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if (running > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          new Promise<void>((resolve) => drained.push(resolve)),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS))),
+        ]);
+        clearTimeout(timer);
+      }
+      server.closeAllConnections();
+      await closed;
+    },
   };
 }

@@ -243,15 +243,18 @@ export async function startLocalRuntime(options: LocalStackOptions = {}): Promis
     }
     // One limiter for both servers: an account's limit counts its requests to either API, as one usage plan does on AWS.
     const limiter = options.rateLimits === false ? undefined : accountRateLimiter();
+    // Both APIs answer the requests they are running, at once, before anything those need stops.
+    const servers: RunningApi[] = [];
+    stops.push(async () => void (await Promise.all(servers.map((server) => server.close()))));
     let messaging: RunningApi | undefined;
     if (options.messagingPort !== null) {
       messaging = await startApiServer('messaging', options.messagingPort ?? 0, undefined, undefined, limiter);
-      stops.push(messaging.close);
+      servers.push(messaging);
     }
     let email: RunningApi | undefined;
     if (options.emailPort !== null) {
       email = await startApiServer('email', options.emailPort ?? 0, undefined, undefined, limiter);
-      stops.push(email.close);
+      servers.push(email);
     }
     return { env: backends.env, messagingUrl: messaging?.url, emailUrl: email?.url, realtimeUrl: realtimeServer?.url, stop };
   } catch (error) {
