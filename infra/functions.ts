@@ -47,6 +47,17 @@ export interface FunctionSpec {
 }
 
 /**
+ * The table actions of a row's access, named one by one rather than CDK's
+ * grantReadData: no function scans (only the admin command line's
+ * migrations do, with the operator's credentials), and a Scan would read
+ * every tenant's items. A transaction's parts need the action of each.
+ */
+export const TABLE_ACTIONS = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'],
+  write: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+} as const;
+
+/**
  * The S3 actions of each file access, on the bucket's objects only: a
  * presigned URL can do only what its signer's role may, so a function that
  * makes upload URLs needs PutObject, one that makes download URLs GetObject.
@@ -133,10 +144,29 @@ export function createFunction(
     },
   });
 
-  if (spec.table === 'read') deps.table.grantReadData(fn);
-  else if (spec.table === 'readWrite') deps.table.grantReadWriteData(fn);
+  if (spec.table !== undefined) {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: [...TABLE_ACTIONS.read, ...(spec.table === 'readWrite' ? TABLE_ACTIONS.write : [])],
+        resources: [deps.table.tableArn, `${deps.table.tableArn}/index/*`],
+      }),
+    );
+  }
 
-  if (spec.decrypts) deps.webhookKey.grantDecrypt(fn);
+  // The webhook worker opens endpoint secrets, sealed under the `webhook` context, and nothing else: not the credentials
+  // an idempotent create keeps for its replay (the `replay` context), though the worker calls URLs customers chose.
+  if (spec.decrypts) {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['kms:Decrypt'],
+        resources: [deps.webhookKey.keyArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['webhook'] },
+          Null: { 'kms:EncryptionContextKeys': 'false' },
+        },
+      }),
+    );
+  }
   // Encrypt alone: a new secret is sealed with one call (grantEncrypt would add data-key and re-encrypt wildcards).
   if (spec.seals) {
     deps.webhookKey.grant(fn, 'kms:Encrypt');

@@ -2,16 +2,10 @@ import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { CORS_EXPOSE_HEADERS, gatewayAllowOrigin } from '../shared/http/cors.ts';
 import { gatewayResponses, type GatewayResponseType } from '../shared/http/gateway-responses.ts';
 
-/** API Gateway substitutes this with its own, already JSON-quoted, error message. */
-const GATEWAY_MESSAGE = '$context.error.messageString';
-
-/** For a generic 4XX (e.g. a malformed request API Gateway rejects) its own message says more than ours. */
-const passThroughMessage: Partial<Record<GatewayResponseType, true>> = { DEFAULT_4XX: true };
-
+/** Our own words in every case: the contract allows no AWS error text ($context.error.messageString) in a body. */
 export function envelopeTemplate(type: GatewayResponseType): string {
   const { type: errorType, code, message } = gatewayResponses[type];
-  const text = passThroughMessage[type] ? GATEWAY_MESSAGE : JSON.stringify(message);
-  return `{"error":{"type":${JSON.stringify(errorType)},"code":${JSON.stringify(code)},"message":${text}}}`;
+  return `{"error":{"type":${JSON.stringify(errorType)},"code":${JSON.stringify(code)},"message":${JSON.stringify(message)}}}`;
 }
 
 /** Makes API Gateway's own errors (authorizer, throttling, size limits) speak the API's error envelope (docs/api-conventions.md). */

@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -184,7 +184,16 @@ export class Monitoring extends Construct {
   /** An existing topic (`-c alarmTopicArn=...`), a new one with an e-mail subscription (`-c alarmEmail=...`), or none. */
   private notificationTopic(settings: DeploySettings): ITopic | undefined {
     if (settings.alarmTopicArn) return Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn);
-    if (!settings.alarmEmail) return undefined;
+    if (!settings.alarmEmail) {
+      // Alarms with no action change state in the console and page nobody: say so at every synth of a real deployment.
+      if (settings.target === 'aws') {
+        Annotations.of(Stack.of(this)).addWarningV2(
+          'serverless-messaging:alarms-notify-nobody',
+          `The stack's alarms notify nobody: deploy with -c alarmEmail=<address> or -c alarmTopicArn=<SNS topic ARN>.`,
+        );
+      }
+      return undefined;
+    }
     const topic = new Topic(this, 'AlarmTopic', { displayName: `${Stack.of(this).stackName} alarms`, enforceSSL: true });
     topic.addSubscription(new EmailSubscription(settings.alarmEmail));
     return topic;

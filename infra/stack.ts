@@ -243,6 +243,8 @@ export class MessagingAndEmailValidationStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       stream: StreamViewType[tableDefinition.streamViewType],
       removalPolicy: RemovalPolicy.RETAIN,
+      // Retained when the stack goes; protected from a DeleteTable by hand as well (the console, a script), on AWS.
+      deletionProtection: this.settings.target === 'aws',
     });
     for (const index of tableDefinition.globalSecondaryIndexes) {
       table.addGlobalSecondaryIndex({

@@ -279,11 +279,14 @@ describe('alarms', () => {
     );
   });
 
-  it('notifies nobody unless asked; an e-mail gets a topic, a topic ARN is used as is', () => {
+  it('notifies nobody unless asked, and the synth says so; an e-mail gets a topic, a topic ARN is used as is', () => {
     template.resourceCountIs('AWS::SNS::Topic', 0);
     for (const a of alarms) expect(a.AlarmActions).toBeUndefined();
+    const nobody = Match.stringLikeRegexp('alarms notify nobody: deploy with -c alarmEmail=');
+    Annotations.fromStack(stack).hasWarning('*', nobody);
 
-    const { template: mailed } = synthStack({ alarmEmail: 'ops@example.com' }, 'MailedStack');
+    const { stack: mailedStack, template: mailed } = synthStack({ alarmEmail: 'ops@example.com' }, 'MailedStack');
+    Annotations.fromStack(mailedStack).hasNoWarning('*', nobody);
     mailed.resourceCountIs('AWS::SNS::Topic', 1);
     mailed.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
     const topic = resources(mailed, 'AWS::SNS::Topic')[0]![0];

@@ -107,7 +107,7 @@ function allFunctions() {
 }
 
 describe('DynamoDB table', () => {
-  it('matches tableDefinition, pay-per-request, PITR, retained', () => {
+  it('matches tableDefinition, pay-per-request, PITR, retained and protected from deletion', () => {
     const attributeNames = [
       tableDefinition.partitionKey,
       tableDefinition.sortKey,
@@ -134,6 +134,7 @@ describe('DynamoDB table', () => {
         })),
         TimeToLiveSpecification: { AttributeName: tableDefinition.timeToLiveAttribute, Enabled: true },
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
       },
     });
   });
@@ -241,6 +242,8 @@ describe('least privilege', () => {
         continue;
       }
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      // No function scans: a Scan reads every tenant's items
+      expect(actions).not.toContain('dynamodb:Scan');
       if (table === 'read') for (const a of writeActions) expect(actions).not.toContain(a);
       else expect(actions).toEqual(expect.arrayContaining(writeActions));
     }
@@ -727,7 +730,7 @@ describe('gateway responses', () => {
     for (const { Properties: p } of Object.values(resources('AWS::ApiGateway::GatewayResponse'))) out[p.ResponseType] = p;
     return out;
   };
-  const body = (p: Cfn) => JSON.parse(p.ResponseTemplates['application/json'].replaceAll('$context.error.messageString', '"x"'));
+  const body = (p: Cfn) => JSON.parse(p.ResponseTemplates['application/json']);
 
   it('answers authorizer failures with 401, WWW-Authenticate and the error envelope', () => {
     const responses = byType();
@@ -758,6 +761,8 @@ describe('gateway responses', () => {
     // A usage plan's (or the stage's) throttle: the client is told when to try again.
     expect(responses.THROTTLED.ResponseParameters['gatewayresponse.header.Retry-After']).toBe("'1'");
     for (const p of Object.values(responses)) {
+      // Never API Gateway's own error text in a body
+      expect(p.ResponseTemplates['application/json']).not.toContain('$context');
       expect(p.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/json'");
       expect(p.ResponseParameters['gatewayresponse.header.X-Request-Id']).toBe('context.requestId');
     }
@@ -918,15 +923,20 @@ describe('the change stream', () => {
     ).Properties.Environment.Variables;
     expect(env.WEBHOOK_KMS_KEY_ID).toEqual(getAtt(logicalId(stack.webhookKey)));
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
-    // Any context: the worker alone; the sealing routes only their replays' (the next test)
+    // The endpoints' secrets (the `webhook` context): the worker alone, and nothing more; the sealing routes only their replays' (the next test)
     type Statement = { Action: string | string[]; Condition?: Record<string, Record<string, unknown>> };
-    const decrypting = Object.values(resources('AWS::IAM::Policy')).filter((p) =>
-      (p.Properties.PolicyDocument.Statement as Statement[]).some(
-        (s) => [s.Action].flat().includes('kms:Decrypt') && s.Condition?.['ForAllValues:StringEquals'] === undefined,
-      ),
+    const statements = Object.values(resources('AWS::IAM::Policy')).flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as Statement[]).map((s) => ({ s, roles: JSON.stringify(p.Properties.Roles) })),
     );
-    expect(decrypting).toHaveLength(1);
-    expect(JSON.stringify(decrypting[0]!.Properties.Roles)).toContain(logicalId(worker.role!));
+    const decrypts = statements.filter(({ s }) => [s.Action].flat().includes('kms:Decrypt'));
+    expect(decrypts.filter(({ s }) => s.Condition === undefined)).toEqual([]);
+    const webhook = decrypts.filter(({ s }) => JSON.stringify(s.Condition).includes('"webhook"'));
+    expect(webhook).toHaveLength(1);
+    expect(webhook[0]!.roles).toContain(logicalId(worker.role!));
+    expect(webhook[0]!.s.Condition).toEqual({
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['webhook'] },
+      Null: { 'kms:EncryptionContextKeys': 'false' },
+    });
   });
 
   it('lets only the routes that make a secret seal it (kms:Encrypt), with the key named, and open only what they sealed for a replay', () => {
@@ -937,7 +947,7 @@ describe('the change stream', () => {
       'POST /v1/webhook_endpoints/{id}/rotate_secret',
     ]);
     const encrypting = Object.values(resources('AWS::IAM::Policy')).filter((p) =>
-      JSON.stringify(p.Properties.PolicyDocument).includes('kms:Encrypt'),
+      (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).some((s) => [s.Action].flat().includes('kms:Encrypt')),
     );
     // One role: the two routes share their grant profile
     expect(encrypting).toHaveLength(1);
