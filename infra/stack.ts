@@ -170,6 +170,7 @@ export class MessagingAndEmailValidationStack extends Stack {
           // Only the changes that can be events invoke the function.
           filters: [
             FilterCriteria.filter({
+              ...(consumer.insertsOnly ? { eventName: ['INSERT'] } : {}),
               dynamodb: { Keys: { sk: { S: [...consumer.sortKeys.exact, ...consumer.sortKeys.prefix.map((prefix) => ({ prefix }))] } } },
             }),
           ],

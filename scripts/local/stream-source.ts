@@ -264,9 +264,10 @@ export function startStreamSource(consumer: StreamConsumer, options: StreamSourc
     ),
   });
 
-  /** The mapping's event filter (`sortKeys`): Lambda never invokes the function with a change it leaves out. */
+  /** The mapping's event filter (`sortKeys`, `insertsOnly`): Lambda never invokes the function with a change it leaves out. */
   const { exact, prefix } = consumer.sortKeys;
   const passesFilter = (r: _Record) => {
+    if (consumer.insertsOnly && r.eventName !== 'INSERT') return false;
     const sk = r.dynamodb?.Keys?.sk?.S ?? '';
     return exact.includes(sk) || prefix.some((p) => sk.startsWith(p));
   };

@@ -31,6 +31,12 @@ export interface StreamConsumer {
    */
   latencySensitive?: boolean;
   sortKeys: { exact: readonly string[]; prefix: readonly string[] };
+  /**
+   * Only inserts invoke the function (part of the filter too): the event
+   * items it reads are written once, and their removals (the feeds' TTL,
+   * a connection gone) would each cost an invocation that does nothing.
+   */
+  insertsOnly?: boolean;
 }
 
 export const streams: readonly StreamConsumer[] = [
@@ -58,6 +64,7 @@ export const streams: readonly StreamConsumer[] = [
     retryAttempts: 10,
     // Events appended to an account's feed: a webhook's body is the feed's event.
     sortKeys: { exact: [], prefix: ['AEVT#'] },
+    insertsOnly: true,
   },
   {
     name: 'realtime-events',
@@ -76,5 +83,6 @@ export const streams: readonly StreamConsumer[] = [
     latencySensitive: true,
     // Events appended to a user's feed, and connections opened in that partition (their replay).
     sortKeys: { exact: [], prefix: ['EVT#', 'CONN#'] },
+    insertsOnly: true,
   },
 ];

@@ -913,6 +913,8 @@ describe('the change stream', () => {
       );
       const pattern = JSON.parse(p.FilterCriteria.Filters[0].Pattern);
       expect(pattern.dynamodb.Keys.sk.S).toEqual([...consumer.sortKeys.exact, ...consumer.sortKeys.prefix.map((prefix) => ({ prefix }))]);
+      // The consumers of event items take their inserts only: a TTL removal of each would otherwise invoke them too
+      expect(pattern.eventName).toEqual(consumer.insertsOnly ? ['INSERT'] : undefined);
     }
   });
 
@@ -1037,6 +1039,7 @@ describe('the realtime WebSocket API', () => {
     expect(mapping.Properties.ParallelizationFactor).toBe(consumer.parallelization);
     expect(consumer.sortKeys).toEqual({ exact: [], prefix: ['EVT#', 'CONN#'] });
     expect(JSON.parse(mapping.Properties.FilterCriteria.Filters[0].Pattern)).toEqual({
+      eventName: ['INSERT'],
       dynamodb: { Keys: { sk: { S: [{ prefix: 'EVT#' }, { prefix: 'CONN#' }] } } },
     });
   });
@@ -1052,6 +1055,7 @@ describe('the realtime WebSocket API', () => {
       dynamodb: { Keys: { sk: { S: ['CONV', 'LIST', { prefix: 'MSG#' }, { prefix: '#MSG#' }] } } },
     });
     expect(JSON.parse(mappingOf('webhook-events').Properties.FilterCriteria.Filters[0].Pattern)).toEqual({
+      eventName: ['INSERT'],
       dynamodb: { Keys: { sk: { S: [{ prefix: 'AEVT#' }] } } },
     });
   });

@@ -1,4 +1,4 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { db, tableName } from '#shared/db/client';
@@ -34,6 +34,38 @@ describe('the local stream source', () => {
       // Then once the sentinel has arrived, the consumer has had exactly the filter's changes, in order
       await eventually(() => received.includes('MSG#sentinel'), { what: 'the sentinel', timeoutMs: 20_000, intervalMs: 20 });
       expect(received).toEqual(['MSG#1', 'CONV', '#MSG#3', 'LIST', 'MSG#sentinel']);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('invokes a consumer of inserts only with inserts: the removals of its items (their TTL) invoke nothing', async () => {
+    // Given the realtime consumer (EVT# and CONN# items, inserts only), its invocations recorded
+    const consumer = streams.find((s) => s.name === 'realtime-events')!;
+    expect(consumer.insertsOnly).toBe(true);
+    const received: string[] = [];
+    const source = startStreamSource(consumer, {
+      endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+      region: process.env.AWS_REGION ?? 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      tableName: tableName(),
+      idleMs: 10,
+      run: async (_fn, event) => {
+        for (const r of (event as DynamoDBStreamEvent).Records)
+          if (r.dynamodb!.Keys!.pk!.S === 'STREAM#INSERTS') received.push(`${r.eventName} ${r.dynamodb!.Keys!.sk!.S!}`);
+        return { batchItemFailures: [] };
+      },
+    });
+    try {
+      // When an event item is written, changed and deleted, then a sentinel inserted
+      const key = { pk: 'STREAM#INSERTS', sk: 'EVT#1' };
+      await db().send(new PutCommand({ TableName: tableName(), Item: key }));
+      await db().send(new PutCommand({ TableName: tableName(), Item: { ...key, changed: true } }));
+      await db().send(new DeleteCommand({ TableName: tableName(), Key: key }));
+      await db().send(new PutCommand({ TableName: tableName(), Item: { pk: 'STREAM#INSERTS', sk: 'EVT#sentinel' } }));
+      // Then the consumer had the two inserts alone
+      await eventually(() => received.includes('INSERT EVT#sentinel'), { what: 'the sentinel', timeoutMs: 20_000, intervalMs: 20 });
+      expect(received).toEqual(['INSERT EVT#1', 'INSERT EVT#sentinel']);
     } finally {
       await source.stop();
     }
