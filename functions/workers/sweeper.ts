@@ -1,12 +1,10 @@
 import type { Context } from 'aws-lambda';
-import { recoverLostWork, resumeAllAwaiting } from '#shared/email/outbox';
+import { recoverLostWork, resumeAllAwaiting, STRANDED_AFTER_MS } from '#shared/email/outbox';
 import { sweepUnattachedFiles } from '#shared/files/release';
 import { requeueDueJobs } from '#shared/jobs/sweep';
 import { instrumented } from '#shared/util/invocation';
 import { describeError, logger } from '#shared/util/logger';
 
-/** Validation work stored longer ago than this but still not queued was stranded by a crash. */
-export const STRANDED_AFTER_MS = 2 * 60_000;
 /** Leave this much of the invocation unused. */
 const SAFETY_MS = 10_000;
 

@@ -81,14 +81,15 @@ export async function startApiServer(
     // No new connection from now on; the requests under way are answered first (at most DRAIN_MS), then every connection goes.
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      if (running > 0) {
+      const within = async (ms: number, what: Promise<unknown>) => {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          new Promise<void>((resolve) => drained.push(resolve)),
-          new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS))),
-        ]);
+        await Promise.race([what, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
         clearTimeout(timer);
-      }
+      };
+      if (running > 0) await within(DRAIN_MS, new Promise<void>((resolve) => drained.push(resolve)));
+      // Idle connections go at once; one still writing its answer gets a moment to finish it, then everything goes.
+      server.closeIdleConnections();
+      await within(1_000, closed);
       server.closeAllConnections();
       await closed;
     },

@@ -147,14 +147,21 @@ function blockUpdate(collection: string, block: number, buckets: Map<number, num
 
 /**
  * Transaction parts that apply `deltas` atomically with other writes (a
- * delete): the collection item and each block item touched.
+ * delete, or the outbox that carried them dropping them): the collection
+ * item and each block item touched. With a `token`, as `applyDeltas` marks
+ * it (a plain apply of the same record then changes nothing).
  */
-export function deltaUpdates(key: Key, deltas: Deltas, mustExist = false): TransactItems {
-  const root = addUpdate(rootChanges(deltas));
+export function deltaUpdates(key: Key, deltas: Deltas, mustExist = false, token?: string): TransactItems {
+  const tokens = token === undefined ? [] : [token];
+  const root = addUpdate(rootChanges(deltas), tokens);
+  for (const [attribute, value] of Object.entries(deltas.ifAbsent ?? {}))
+    root.set`${attr(attribute)} = if_not_exists(${attr(attribute)}, ${value})`;
   if (mustExist) root.when`attribute_exists(pk)`;
   return [
     txUpdate(key, root),
-    ...[...byBlock(deltas.buckets)].map(([block, buckets]) => txUpdate(blockKey(key.pk, block), blockUpdate(key.pk, block, buckets))),
+    ...[...byBlock(deltas.buckets)].map(([block, buckets]) =>
+      txUpdate(blockKey(key.pk, block), blockUpdate(key.pk, block, buckets, tokens)),
+    ),
   ];
 }
 
@@ -237,12 +244,11 @@ async function applyToBlocks(key: Key, pending: PendingDeltas[]): Promise<void> 
 
 /**
  * Once the records are deleted their tokens can go. Tokens a crash left
- * behind, and those of held work (kept while a release may still hold its
- * counts), are pruned here too once they are older than any record could be.
+ * behind are pruned here too once they are older than any record could be.
  */
 export async function releaseTokens(key: Key, pending: PendingDeltas[], root?: Record<string, unknown>): Promise<void> {
+  if (pending.length === 0) return;
   const stale = [...((root?.applied as Set<string> | undefined) ?? [])].filter((t) => Number(t.split('.')[0]) < Date.now() - TOKEN_TTL_MS);
-  if (pending.length === 0 && stale.length === 0) return;
   // Never re-create an item deleted meanwhile (a deleted list, an emptied block).
   const remove = (itemKey: Key, tokens: string[]) =>
     conditionHeld(updateItem(itemKey, update().delete`applied ${new Set(tokens)}`.when`attribute_exists(pk)`));

@@ -1,6 +1,6 @@
-import { transactNamed, type NamedItems } from '#shared/db/batch';
+import { namedParts, transactNamed, type NamedItems } from '#shared/db/batch';
 import { creditBalance, debitCredits } from '#shared/data/accounts';
-import { applyDeltas, releaseTokens, type Key, type PendingDeltas } from '#shared/data/collections';
+import { applyDeltas, deltaUpdates, releaseTokens, type Key, type PendingDeltas } from '#shared/data/collections';
 import { listReleased } from '#shared/data/email-lists';
 import { restoreEmails } from '#shared/data/email-restore';
 import { emailReleased } from '#shared/data/email-status';
@@ -10,6 +10,7 @@ import {
   allAwaitingOutboxes,
   deleteOutbox,
   deleteOutboxes,
+  deltasDropped,
   dropOutboxDeltas,
   DUE_AFTER_MS,
   markQueued,
@@ -70,8 +71,7 @@ const outboxWork = (outbox: OutboxItem): Work[] =>
  * Settles outboxes of one collection, in an order that any crash can resume
  * from: apply their counts (exactly once, by token); then at once queue their
  * work and move them to `queued` (or delete them when there was none; an
- * `awaiting` one only drops its counts); then forget the tokens (but an
- * `awaiting` one's, which stay until pruned). Returns the
+ * `awaiting` one only drops its counts); then forget the tokens. Returns the
  * collection item after the counts, or 'gone' when it was deleted meanwhile.
  *
  * `onlyIds` limits the work queued (emails finished inline need none).
@@ -104,10 +104,7 @@ export async function settle(
     throw sent.reason;
   }
   if (marked.status === 'rejected') throw marked.reason;
-  // An awaiting outbox's token stays applied until pruned as stale: a release (credits added, the sweeper) may have read
-  // it before its counts were dropped, and would apply them again once the token was gone.
-  const released = outboxes.filter((o) => !o.awaiting).flatMap(pendingOf);
-  await releaseTokens(collection, released, root === 'gone' ? undefined : root);
+  await releaseTokens(collection, pending, root === 'gone' ? undefined : root);
   return root;
 }
 
@@ -136,6 +133,9 @@ async function settleStranded(outboxes: OutboxItem[]): Promise<void> {
   for (const group of Map.groupBy(outboxes, (o) => o.collection.pk).values())
     await settle(group[0]!.collection, group[0]!.collection_must_exist, group);
 }
+
+/** Outboxes still `ready` (or holding their counts) this long after they were stored were stranded by a crash: no request lasts that long. */
+export const STRANDED_AFTER_MS = 2 * 60_000;
 
 /** Rounds of up to 100 outboxes per index partition one pass handles at most; the next pass takes the rest. */
 const MAX_ROUNDS = 20;
@@ -198,18 +198,24 @@ export const recoverAfterRestart = () =>
 export async function resumeAwaiting(accountId: string): Promise<number> {
   let released = 0;
   for (const outbox of await awaitingOutboxes(accountId)) {
-    const outcome = await release(outbox);
+    const outcome = await releaseHeld(outbox);
     if (outcome === 'short') break;
     if (outcome === 'released') released++;
   }
   return released;
 }
 
-async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skipped'> {
-  // Its counts first, if the request that stored it did not get that far.
+/**
+ * One held outbox, as read by `resumeAwaiting`: its counts applied first if
+ * its request died before that, then released when the balance covers it.
+ */
+export async function releaseHeld(outbox: OutboxItem): Promise<'released' | 'short' | 'skipped'> {
   if (outbox.deltas) {
+    // Its request is applying its counts (within seconds of storing it): the next pass releases it. A release that
+    // applied them too, from a copy read before the request dropped them, would count them twice.
+    if (outbox.created_at_ms > Date.now() - STRANDED_AFTER_MS) return 'skipped';
     await restoreEmails([outbox]);
-    await settle(outbox.collection, outbox.collection_must_exist, [outbox]);
+    await applyStrandedCounts(outbox);
   }
   const emails = (await getEmails(outbox.account_id, outbox.email_ids)).filter((e) => e.awaiting);
   if (emails.length === 0) {
@@ -229,6 +235,23 @@ async function release(outbox: OutboxItem): Promise<'released' | 'short' | 'skip
   await enqueueValidation(outbox.account_id, emails.map(workOf));
   await markQueued([{ ...outbox, awaiting: false }]);
   return 'released';
+}
+
+/**
+ * The counts of a held outbox whose request died before applying them, and
+ * their drop from the outbox, in one transaction: two releases holding the
+ * same copy (credits added twice at once, the sweeper beside them) count
+ * them once. A list deleted meanwhile has nothing to count: they are dropped.
+ */
+async function applyStrandedCounts(outbox: OutboxItem): Promise<void> {
+  const deltas = outbox.deltas!;
+  const failed = await transactNamed([
+    ...namedParts('counts', deltaUpdates(outbox.collection, deltas, outbox.collection_must_exist, outbox.token)),
+    ['outbox', deltasDropped(outbox)],
+  ]);
+  if (failed.includes('outbox')) return; // applied and dropped by another release
+  if (failed.length > 0) await dropOutboxDeltas(outbox);
+  else await releaseTokens(outbox.collection, [{ token: outbox.token, deltas }]);
 }
 
 /** The sweeper's pass over every account with held work. */

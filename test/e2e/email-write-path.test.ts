@@ -3,7 +3,8 @@ import { addCredits, creditBalance } from '#shared/data/accounts';
 import { resetNumericIds } from '#shared/data/numeric-ids';
 import { awaitingOutboxes, type OutboxItem } from '#shared/data/outbox';
 import { db } from '#shared/db/client';
-import { settle } from '#shared/email/outbox';
+import { releaseHeld } from '#shared/email/outbox';
+import { storeEmails } from '#shared/data/email-adds';
 import { aTenant, type Tenant } from '../steps/given.ts';
 import { emailEnv, type EmailEnv } from '../steps/email-env.ts';
 import { eventually } from '../steps/eventually.ts';
@@ -185,19 +186,17 @@ describe.skipIf(transport === 'remote')('email write path round trips', () => {
   const add = (id: number, emails: unknown[]) => api.call('POST', `/api/v1/emailList/${id}/emails`, { token: t.token, json: { emails } });
   const newList = async () => (await api.call('POST', '/api/v1/emailList', { token: t.token, json: { name: 'budget' } })).body;
 
-  it("counts held work once when credits are added while its add is settling: a release holding the outbox's counts applies nothing", async () => {
-    // Given an account out of credits, and the copy of an add's held outbox that a concurrent release read (its counts still on it)
+  /** An add of three held addresses, and the copy of its outbox a release read just before the add's own settle dropped its counts. */
+  async function heldAddRacedByARelease() {
     const tenant = await aTenant();
     await addCredits(tenant.accountId, 0);
     const list = (await api.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'held' } })).body;
     let copy: OutboxItem | undefined;
-    const name = 'read-outbox-before-its-counts-go';
+    const name = `read-outbox-before-its-counts-go-${list.id}`;
     db().middlewareStack.add(
       (next, context) => async (args) => {
         const dropsCounts = /\bREMOVE deltas\b/.test(String((args.input as { UpdateExpression?: string }).UpdateExpression));
-        if (!copy && context.commandName === 'UpdateItemCommand' && dropsCounts) {
-          [copy] = await awaitingOutboxes(tenant.accountId);
-        }
+        if (!copy && context.commandName === 'UpdateItemCommand' && dropsCounts) [copy] = await awaitingOutboxes(tenant.accountId);
         return next(args);
       },
       { step: 'initialize', name },
@@ -208,12 +207,47 @@ describe.skipIf(transport === 'remote')('email write path round trips', () => {
       .finally(() => db().middlewareStack.remove(name));
     expect(added.status).toBe(201);
     expect(copy?.deltas).toBeDefined();
-    // When that release settles its copy after the add's own settle has finished
-    await settle(copy!.collection, copy!.collection_must_exist, [copy!]);
+    const shown = async () => (await api.call('GET', `/api/v1/emailList/${list.id}`, { token: tenant.token })).body;
+    return { copy: copy!, shown };
+  }
+
+  it("counts held work once when credits are added as its add settles: a release holding the outbox's counts leaves them to the add", async () => {
+    // Given a held add, and a release (credits added) holding a copy of its outbox with the counts still on it
+    const { copy, shown } = await heldAddRacedByARelease();
+    // When that release goes on with its copy, after the add's own settle
+    expect(await releaseHeld(copy)).toBe('skipped');
     // Then the list counts the three held emails once
+    expect(await shown()).toMatchObject({ email_count: 3, status: 'insufficient_credits', progress: { insufficient_credits: 3 } });
+  });
+
+  it('counts a stranded held add once, however many releases hold its outbox: the counts and their drop are one transaction', async () => {
+    // Given the same race, the copy now looking stranded (its request would have died long ago)
+    const { copy, shown } = await heldAddRacedByARelease();
+    const stranded = { ...copy, created_at_ms: copy.created_at_ms - 3 * 60_000 };
+    // When two releases go on with it at once
+    await Promise.all([releaseHeld(stranded), releaseHeld(stranded)]);
+    // Then the counts the add applied stand alone
+    expect(await shown()).toMatchObject({ email_count: 3, progress: { insufficient_credits: 3 } });
+  });
+
+  it('applies the counts of a held add whose request died before them, once, when two releases find it', async () => {
+    // Given three held addresses stored by a request that died before its settle (its outbox still carries the counts)
+    const tenant = await aTenant();
+    await addCredits(tenant.accountId, 0);
+    const list = (await api.call('POST', '/api/v1/emailList', { token: tenant.token, json: { name: 'stranded' } })).body;
+    const [chunk] = await storeEmails(
+      tenant.accountId,
+      { kind: 'list', listId: list.id },
+      ['x@example.com', 'y@example.com', 'z@example.com'],
+      0,
+    );
+    const stranded = { ...chunk!.outbox, created_at_ms: chunk!.outbox.created_at_ms - 3 * 60_000 };
+    expect(stranded.deltas).toBeDefined();
+    // When two releases find it at once
+    await Promise.all([releaseHeld(stranded), releaseHeld(stranded)]);
+    // Then the list counts them once, still held for credits
     const shown = (await api.call('GET', `/api/v1/emailList/${list.id}`, { token: tenant.token })).body;
-    expect(shown).toMatchObject({ email_count: 3, status: 'insufficient_credits' });
-    expect(shown.progress).toMatchObject({ insufficient_credits: 3 });
+    expect(shown).toMatchObject({ email_count: 3, status: 'insufficient_credits', progress: { insufficient_credits: 3 } });
   });
 
   it('adds 100 addresses to a list in a fixed number of DynamoDB calls, whatever the list holds', async () => {

@@ -11,7 +11,11 @@ const jobs = vi.hoisted(() => ({
   requeueDueJobs: vi.fn(),
   sweepUnattachedFiles: vi.fn(),
 }));
-vi.mock('#shared/email/outbox', () => ({ recoverLostWork: jobs.recoverLostWork, resumeAllAwaiting: jobs.resumeAllAwaiting }));
+vi.mock('#shared/email/outbox', () => ({
+  recoverLostWork: jobs.recoverLostWork,
+  resumeAllAwaiting: jobs.resumeAllAwaiting,
+  STRANDED_AFTER_MS: 120_000,
+}));
 vi.mock('#shared/jobs/sweep', () => ({ requeueDueJobs: jobs.requeueDueJobs }));
 vi.mock('#shared/files/release', () => ({ sweepUnattachedFiles: jobs.sweepUnattachedFiles }));
 
