@@ -82,6 +82,17 @@ export interface FunctionDeps {
   roles: FunctionRoles;
 }
 
+/** kms:Decrypt of what was sealed under this encryption context key alone (shared/util/sealing.ts). */
+const decryptUnder = (key: IKey, context: 'webhook' | 'replay') =>
+  new PolicyStatement({
+    actions: ['kms:Decrypt'],
+    resources: [key.keyArn],
+    conditions: {
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [context] },
+      Null: { 'kms:EncryptionContextKeys': 'false' },
+    },
+  });
+
 /** `conversations/list` -> `ConversationsList`, for construct ids. */
 export const pascalCase = (s: string) =>
   s
@@ -155,33 +166,13 @@ export function createFunction(
 
   // The webhook worker opens endpoint secrets, sealed under the `webhook` context, and nothing else: not the credentials
   // an idempotent create keeps for its replay (the `replay` context), though the worker calls URLs customers chose.
-  if (spec.decrypts) {
-    fn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['kms:Decrypt'],
-        resources: [deps.webhookKey.keyArn],
-        conditions: {
-          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['webhook'] },
-          Null: { 'kms:EncryptionContextKeys': 'false' },
-        },
-      }),
-    );
-  }
+  if (spec.decrypts) fn.addToRolePolicy(decryptUnder(deps.webhookKey, 'webhook'));
   // Encrypt alone: a new secret is sealed with one call (grantEncrypt would add data-key and re-encrypt wildcards).
   if (spec.seals) {
     deps.webhookKey.grant(fn, 'kms:Encrypt');
     // A replay of an idempotent create opens the credential it sealed in its record, and only that: a webhook's own
     // secret is sealed under the `webhook` context, which this statement does not match (shared/util/sealing.ts).
-    fn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['kms:Decrypt'],
-        resources: [deps.webhookKey.keyArn],
-        conditions: {
-          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['replay'] },
-          Null: { 'kms:EncryptionContextKeys': 'false' },
-        },
-      }),
-    );
+    fn.addToRolePolicy(decryptUnder(deps.webhookKey, 'replay'));
   }
   if (spec.decrypts || spec.seals) fn.addEnvironment('WEBHOOK_KMS_KEY_ID', deps.webhookKey.keyArn);
 

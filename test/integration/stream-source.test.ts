@@ -11,22 +11,28 @@ import { onTableOfItsOwn } from '../steps/own-table.ts';
 // A table of its own: the source reads the table's whole stream from its start.
 onTableOfItsOwn('stream-source');
 
-describe('the local stream source', () => {
-  it("invokes a consumer only with the changes its event filter lets through, as Lambda's mapping does", async () => {
-    // Given the events feed's consumer (sort keys CONV, LIST exactly, MSG# and #MSG# as prefixes), its invocations recorded
-    const consumer = streams.find((s) => s.name === 'event-feed')!;
-    const received: string[] = [];
-    const source = startStreamSource(consumer, {
+/** A source for one consumer of the table's stream, each record it hands over passed to `take`. */
+const recording = (name: string, take: (record: DynamoDBStreamEvent['Records'][number]) => void) =>
+  startStreamSource(
+    streams.find((s) => s.name === name)!,
+    {
       endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
       region: process.env.AWS_REGION ?? 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       tableName: tableName(),
       idleMs: 10,
       run: async (_fn, event) => {
-        for (const r of (event as DynamoDBStreamEvent).Records) received.push(r.dynamodb!.Keys!.sk!.S!);
+        for (const r of (event as DynamoDBStreamEvent).Records) take(r);
         return { batchItemFailures: [] };
       },
-    });
+    },
+  );
+
+describe('the local stream source', () => {
+  it("invokes a consumer only with the changes its event filter lets through, as Lambda's mapping does", async () => {
+    // Given the events feed's consumer (sort keys CONV, LIST exactly, MSG# and #MSG# as prefixes), its invocations recorded
+    const received: string[] = [];
+    const source = recording('event-feed', (r) => received.push(r.dynamodb!.Keys!.sk!.S!));
     try {
       // When items of one partition are written, some of sort keys the filter leaves out, and last a sentinel it lets through
       const sks = ['GUARD', 'MSG#1', 'CONVX', 'CONV', 'X#MSG#2', '#MSG#3', 'LIST', 'EVT#4', 'MSG#sentinel'];
@@ -41,20 +47,10 @@ describe('the local stream source', () => {
 
   it('invokes a consumer of inserts only with inserts: the removals of its items (their TTL) invoke nothing', async () => {
     // Given the realtime consumer (EVT# and CONN# items, inserts only), its invocations recorded
-    const consumer = streams.find((s) => s.name === 'realtime-events')!;
-    expect(consumer.insertsOnly).toBe(true);
+    expect(streams.find((s) => s.name === 'realtime-events')!.insertsOnly).toBe(true);
     const received: string[] = [];
-    const source = startStreamSource(consumer, {
-      endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
-      region: process.env.AWS_REGION ?? 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      tableName: tableName(),
-      idleMs: 10,
-      run: async (_fn, event) => {
-        for (const r of (event as DynamoDBStreamEvent).Records)
-          if (r.dynamodb!.Keys!.pk!.S === 'STREAM#INSERTS') received.push(`${r.eventName} ${r.dynamodb!.Keys!.sk!.S!}`);
-        return { batchItemFailures: [] };
-      },
+    const source = recording('realtime-events', (r) => {
+      if (r.dynamodb!.Keys!.pk!.S === 'STREAM#INSERTS') received.push(`${r.eventName} ${r.dynamodb!.Keys!.sk!.S!}`);
     });
     try {
       // When an event item is written, changed and deleted, then a sentinel inserted
