@@ -98,11 +98,11 @@ export async function deleteOutboxes(items: OutboxItem[]): Promise<void> {
   await batchDelete(items.map(outboxKey));
 }
 
-/** A held outbox keeps its work but no longer its counts, once they are applied. */
 /** Transaction part: the outbox gives up its counts, on condition that it still carries them (they are applied once). */
 export const deltasDropped = (item: OutboxItem): TransactItem =>
   txUpdate(outboxKey(item), update().remove`deltas`.when`attribute_exists(deltas)`);
 
+/** A held outbox keeps its work but no longer its counts, once they are applied. */
 export async function dropOutboxDeltas(item: OutboxItem): Promise<void> {
   await conditionHeld(updateItem(outboxKey(item), update().remove`deltas`.when`attribute_exists(pk)`));
 }

@@ -5,8 +5,8 @@ import { jobPut, newJob, startJob } from '#shared/jobs/run';
 import { purgeList } from '#shared/purge/list';
 
 /**
- * Deleting an email list: gone for readers at once; its emails, then its
- * exports' files, are purged now and, if many, continued from the queue. A
+ * Deleting an email list: gone for readers at once; its exports' files, then
+ * its emails, are purged now and, if many, continued from the queue. A
  * module of its own, so that the list's reads carry none of the purge.
  */
 export async function deleteList(who: Tenant, id: number, deadline: number) {
