@@ -45,6 +45,16 @@ async function anExport(accountId: string, listId: number, deliverability: Expor
   return record;
 }
 
+/** A list of `emails` seeded emails (sequence numbers from `seedBase`) with one export of it written to storage. */
+async function aListWithAnExportWritten(name: string, emails: number, seedBase: number) {
+  const t = await aTenant();
+  const list = await createEmailList(t.accountId, { name });
+  await seedListEmails(t.accountId, list.id, emails, seedBase);
+  const written = await anExport(t.accountId, list.id);
+  while (!(await listExport.step(newJob(listExport, t.accountId, { listId: list.id, exportId: written.id }), Date.now() + 60_000)).done);
+  return { t, list, written };
+}
+
 describe('a list export in parts against DynamoDB Local and the local S3 server', () => {
   it('writes a large list as a multipart upload and survives a run that died between sending a part and recording it', async () => {
     // Given a list of 32,000 emails and its export, not yet started
@@ -109,11 +119,7 @@ describe('a list export in parts against DynamoDB Local and the local S3 server'
 
   it("deletes a list's export files with the list, and an export of a deleted list writes none", async () => {
     // Given a list with one export written and another not started yet
-    const t = await aTenant();
-    const list = await createEmailList(t.accountId, { name: 'deleted with its exports' });
-    await seedListEmails(t.accountId, list.id, 20, 7_150_000_000_000);
-    const written = await anExport(t.accountId, list.id);
-    while (!(await listExport.step(newJob(listExport, t.accountId, { listId: list.id, exportId: written.id }), Date.now() + 60_000)).done);
+    const { t, list, written } = await aListWithAnExportWritten('deleted with its exports', 20, 7_150_000_000_000);
     expect(await objectSize(exportObjectKey(t.accountId, written.id))).toBeGreaterThan(csvHeader.length);
     const waiting = await anExport(t.accountId, list.id);
 
@@ -132,11 +138,7 @@ describe('a list export in parts against DynamoDB Local and the local S3 server'
 
   it("deletes a deleted list's export files in the purge's first pass, before its emails: no download outlives the list by a pass", async () => {
     // Given a list of 300 emails with one export written, deleted and not purged yet
-    const t = await aTenant();
-    const list = await createEmailList(t.accountId, { name: 'purged exports first' });
-    await seedListEmails(t.accountId, list.id, 300, 7_160_000_000_000);
-    const written = await anExport(t.accountId, list.id);
-    while (!(await listExport.step(newJob(listExport, t.accountId, { listId: list.id, exportId: written.id }), Date.now() + 60_000)).done);
+    const { t, list, written } = await aListWithAnExportWritten('purged exports first', 300, 7_160_000_000_000);
     expect(await deleteEmailList(t.accountId, list.id, [])).toBe(true);
     expect(await objectSize(exportObjectKey(t.accountId, written.id))).toBeGreaterThan(0);
     // When its purge makes one pass
