@@ -127,6 +127,8 @@ const entrySchema = /* @__PURE__ */ (() =>
     thread: v.string(),
     contact_id: v.string(),
     read_at: v.nullish(v.number(), null),
+    /** Read by a member removed from the group: the sender is not told. */
+    silent_read: v.optional(v.boolean()),
   }))();
 
 export type Entry = v.InferOutput<typeof entrySchema>;

@@ -62,17 +62,23 @@ const firstRead = (accountId: string, m: { thread: string; id: string }, at: num
  * at once: there the first-read time is set after the transaction
  * (`markFirstRead`), so readers never contend on it.
  */
-export function readParts(owner: Owner, conversationId: string, entry: UnreadEntry, at: number, toSender = true): NamedItems {
+export function readParts(
+  owner: Owner,
+  conversationId: string,
+  entry: UnreadEntry,
+  at: number,
+  { toSender = true, heard = true }: { toSender?: boolean; heard?: boolean } = {},
+): NamedItems {
   const oneReader = entry.thread.includes('+');
   const sender =
     oneReader && toSender && entry.senderConversationId !== undefined ? otherInThread(entry.thread, owner.contactId) : undefined;
+  const read = update().set`read_at = ${at}`;
+  // The change stream tells the sender of a read unless the entry says it was unheard (a member removed from the group).
+  if (!heard) read.set`silent_read = ${true}`;
   return [
     [
       `entry:${entry.id}`,
-      txUpdate(
-        entryKey(owner, conversationId, entry.id),
-        update().set`read_at = ${at}`.when`attribute_exists(pk) AND attribute_not_exists(read_at)`,
-      ),
+      txUpdate(entryKey(owner, conversationId, entry.id), read.when`attribute_exists(pk) AND attribute_not_exists(read_at)`),
     ],
     ...(oneReader ? ([[`content:${entry.id}`, firstRead(owner.accountId, entry, at)]] as NamedItems) : []),
     ...(sender

@@ -71,7 +71,9 @@ async function readBatch(owner: Owner, conversationId: string, batch: UnreadEntr
   // Each failed attempt settles at least one entry or drops one sender's copy, so this ends within twice the batch's size.
   for (let attempt = 0; attempt <= 2 * batch.length && pending.length > 0; attempt++) {
     const failed = await transactNamed([
-      ...pending.flatMap((entry) => readParts(owner, conversationId, entry, at, !senderGone.has(entry.id))),
+      ...pending.flatMap((entry) =>
+        readParts(owner, conversationId, entry, at, { toSender: !senderGone.has(entry.id), heard: tellSenders }),
+      ),
       ['view', unreadLess(owner, conversationId, pending.length)],
     ]);
     if (failed.length === 0) {

@@ -91,7 +91,8 @@ async function entryEvents(change: Change, reads: BatchReads): Promise<UserEvent
     const [before, after] = [toEntry(change.oldImage!), toEntry(change.newImage!)];
     const sender = after.contact_id;
     if (before.read_at !== null || after.read_at === null || sender === user) return [];
-    return [...(await readerEvents(change, accountId, user, after, reads)), ...(await readEvents(change, accountId, user, after, reads))];
+    const own = await readerEvents(change, accountId, user, after, reads);
+    return after.silent_read ? own : [...own, ...(await readEvents(change, accountId, user, after, reads))];
   }
   const gone = toEntry(change.oldImage!);
   if (!(await findConversation({ accountId, contactId: user }, gone.conversation_id))) return [];

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putConnection, userConnections } from '#shared/data/connections';
+import { removeMember } from '#shared/data/group-members';
 import { hashToken, issueToken, revokeToken } from '#shared/data/tokens';
 import type { RunningRealtime } from '../../scripts/local/realtime-server.ts';
 import { eventually } from '../steps/eventually.ts';
@@ -193,6 +194,28 @@ describe('realtime WebSocket', () => {
     await messaging.call('DELETE', `/v1/messages/${sent.id}`, { token: t.token });
     const deleted = await arrives(bob, (f) => f.type === 'message.deleted');
     expect(deleted.data.object).toMatchObject({ id: sent.id, deleted: true });
+  });
+
+  it("tells no sender of a read by a member removed from the group, while the reader's own devices still hear it", async () => {
+    // Given alice connected, and her message to the group delivered to bob
+    const t = await aTenant();
+    const [alice, bob] = await Promise.all([connect(t.token), connect(t.token2)]);
+    const alicesGroup = await conversationWith(t.token, { group_id: t.groupId });
+    const bobsGroup = await conversationWith(t.token2, { group_id: t.groupId });
+    const sent = (await send(t.token, alicesGroup, 'to the group')).body;
+    await arrives(bob, (f) => f.type === 'message.created' && f.data.object.id === sent.id);
+    // When bob is removed from the group, then opens his view of it
+    expect(await removeMember(t.accountId, t.groupId, t.contactIds.bob!)).toBe(true);
+    const opened = await messaging.call('PUT', `/v1/conversations/${bobsGroup}`, { token: t.token2, form: { opened: 'true' } });
+    expect(opened.body.unread_count).toBe(0);
+    // Then his own devices hear the message read in his view
+    await arrives(bob, (f) => f.type === 'message.updated' && f.data.object.id === sent.id && f.data.object.read_at !== null);
+    // But alice hears nothing of it: no message.read before a message of her own
+    const frames = await framesBeforeSentinel(alice, t.token, { contact_id: t.contactIds.bob! });
+    expect(frames.filter((f) => f.type === 'message.read')).toEqual([]);
+    // And the account's feed has no read either (what its webhooks receive)
+    const feed = await messaging.call('GET', '/v1/events', { token: t.secretKey });
+    expect(feed.body.data.filter((e: { type: string }) => e.type === 'message.read')).toEqual([]);
   });
 
   it('forgets a closed connection, and one API Gateway reports gone (unless it is still in its handshake)', async () => {
