@@ -22,7 +22,14 @@ export const loadFormParser = formParser.load;
 export const isForm = (contentType: string | undefined) => /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '');
 
 /** A form body's parameters, Stripe-style (`a[b][]=c`); `maps` names parameters whose keys are names (shared/http/form.ts). */
-export const parseForm = (text: string, maps: readonly string[] = []) => formParser.get()(text, maps, MAX_FORM_PARAMETERS);
+export function parseForm(text: string, maps: readonly string[] = []) {
+  const form = formParser.get()(text, maps, MAX_FORM_PARAMETERS);
+  if ('conflict' in form) {
+    const [value, bracketed] = form.conflict;
+    throw badRequest(`${value} is sent both as a value and as ${bracketed}: send one or the other`, value, 'parameter_invalid');
+  }
+  return form.parameters;
+}
 
 export type MediaType = 'json' | 'form';
 

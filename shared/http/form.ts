@@ -23,6 +23,34 @@ function markedMapKey(key: string, maps: readonly string[]): string {
 // into a chunk of its own, read at every init (docs/performance.md, Code splitting).
 const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** A parameter name's path: the name, then each bracketed segment (`[]` an empty one), NUL-separated as no name holds one. */
+const pathOf = (key: string) => {
+  const open = key.indexOf('[');
+  if (open <= 0) return key;
+  const segments = key.slice(open).match(/\[[^\]]*\]/g) ?? [];
+  return [key.slice(0, open), ...segments.map((s) => s.slice(1, -1))].join('\u0000');
+};
+
+/**
+ * The first parameter sent both as a value and with brackets under it
+ * (`reactions[heart]=` and `reactions[heart][]=dana`), as [the value's name,
+ * the bracketed one's]: the parser would fold the two into one list, in the
+ * order they came, and the request would mean what its parameters' order
+ * made of it.
+ */
+function shapeConflict(text: string): [string, string] | undefined {
+  const names = [...new Set(new URLSearchParams(text).keys())];
+  const paths = new Map(names.map((name) => [pathOf(name), name]));
+  for (const name of names) {
+    const path = pathOf(name);
+    for (let cut = path.indexOf('\u0000'); cut > 0; cut = path.indexOf('\u0000', cut + 1)) {
+      const value = paths.get(path.slice(0, cut));
+      if (value !== undefined) return [value, name];
+    }
+  }
+  return undefined;
+}
+
 /**
  * Form bodies use Stripe-style brackets (`a[b][]=c`, `list[0][k]=v`). The
  * limits keep a hostile body from building huge or deep objects. A segment
@@ -31,6 +59,11 @@ const isMap = (value: unknown): value is Record<string, unknown> => typeof value
  * `100`): as in JSON, where `{"reactions": {"100": ["bob"]}}` is the same.
  */
 export const parseForm = (text: string, maps: readonly string[], maxParameters: number) => {
+  const conflict = shapeConflict(text);
+  return conflict ? { conflict } : { parameters: parsedForm(text, maps, maxParameters) };
+};
+
+function parsedForm(text: string, maps: readonly string[], maxParameters: number) {
   // parameterLimit: body.ts refuses a body of more before this runs, and hands its limit in (importing it would split
   // body.ts into a chunk of its own, read at every init). Any list a body can hold stays a list, so that its schema
   // says how long it may be: past arrayLimit the parser would make it an object ("must be an array, got an object").
@@ -53,4 +86,4 @@ export const parseForm = (text: string, maps: readonly string[], maxParameters: 
     }
   }
   return parsed;
-};
+}

@@ -80,6 +80,32 @@ describe('request bodies', () => {
     expect(Object.getPrototypeOf(polluted)).toBe(Object.prototype);
   });
 
+  it('refuses a parameter sent both as a value and with brackets under it, naming the value, whatever their order', () => {
+    const refusal = (text: string) => {
+      try {
+        form(text);
+      } catch (error) {
+        const e = error as ApiError;
+        return { status: e.status, code: e.code, param: e.param };
+      }
+      return undefined;
+    };
+    // Given a reaction's removal beside an addition to it, in either order
+    // Then each is one 400 naming what the client sent, never a 200 that dropped one or a param it never sent
+    for (const body of ['reactions[heart][]=dana&reactions[heart]=', 'reactions[heart]=&reactions[heart][]=dana']) {
+      expect(refusal(body), body).toEqual({ status: 400, code: 'parameter_invalid', param: 'reactions[heart]' });
+    }
+    expect(refusal('reactions=&reactions[x][]=dana')).toMatchObject({ param: 'reactions' });
+    expect(refusal('attachments=&attachments[0][type]=file&attachments[0][url]=https://e.com/a')).toMatchObject({
+      param: 'attachments',
+    });
+    // While repeats of one shape, and siblings, are the lists and maps they were
+    expect(form('reactions[heart][]=a&reactions[heart][]=b&reactions[wave]=')).toEqual({ reactions: { heart: ['a', 'b'], wave: '' } });
+    expect(form('attachments[0][type]=file&attachments[0][url]=u&attachments[1][type]=file')).toEqual({
+      attachments: [{ type: 'file', url: 'u' }, { type: 'file' }],
+    });
+  });
+
   it('refuses percent-encoding that does not decode, naming the parameter, and takes what does', () => {
     const refusal = (text: string) => {
       try {
