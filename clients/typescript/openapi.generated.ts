@@ -1781,10 +1781,12 @@ export interface components {
       type: components['schemas']['AttachmentType'];
       /** @description An https URL (checked with the WHATWG URL parser). */
       url: string;
-      name?: string;
-      mime_type?: string;
-      /** @description Bytes, as a number or a string of digits. */
-      size?: number | string;
+      /** @description File name; null or `""` is not given (as a response shows it). */
+      name?: string | '' | null;
+      /** @description Media type; null or `""` is not given. */
+      mime_type?: string | '' | null;
+      /** @description Bytes, as a number or a string of digits; null or `""` is not given. */
+      size?: number | string | '' | null;
     };
     /** @description Reactions to add or remove. Form: `reactions[<name>][]=<contact>` adds (repeat for several), `reactions[<name>]=<contact>` adds one, `reactions[<name>]=` removes that reaction, `reactions=` removes all. JSON: an object keyed by reaction name, or the response's array of single-key objects; `""` or `null` removes all. */
     ReactionsInput: components['schemas']['ReactionChanges'] | components['schemas']['ReactionChanges'][] | '' | null;

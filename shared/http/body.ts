@@ -24,7 +24,7 @@ export const isForm = (contentType: string | undefined) => /^\s*application\/x-w
 /** A form body's parameters, Stripe-style (`a[b][]=c`); `maps` names parameters whose keys are names (shared/http/form.ts). */
 export function parseForm(text: string, maps: readonly string[] = []) {
   const form = formParser.get()(text, maps, MAX_FORM_PARAMETERS);
-  if ('conflict' in form) {
+  if (form.conflict) {
     const [value, bracketed] = form.conflict;
     throw badRequest(`${value} is sent both as a value and as ${bracketed}: send one or the other`, value, 'parameter_invalid');
   }

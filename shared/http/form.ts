@@ -27,8 +27,14 @@ const isMap = (value: unknown): value is Record<string, unknown> => typeof value
 const pathOf = (key: string) => {
   const open = key.indexOf('[');
   if (open <= 0) return key;
-  const segments = key.slice(open).match(/\[[^\]]*\]/g) ?? [];
-  return [key.slice(0, open), ...segments.map((s) => s.slice(1, -1))].join('\u0000');
+  const parts = [key.slice(0, open)];
+  for (let at = open; key[at] === '[';) {
+    const close = key.indexOf(']', at);
+    if (close < 0) break;
+    parts.push(key.slice(at + 1, close));
+    at = close + 1;
+  }
+  return parts.join('\u0000');
 };
 
 /**

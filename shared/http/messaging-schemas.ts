@@ -29,29 +29,32 @@ const attachmentType = /* @__PURE__ */ (() =>
 /** An uploaded file (POST /v1/files): name, content type and size come from it, and `type` from its content type (a `type` given is refused as unknown). */
 const fileAttachmentInput = /* @__PURE__ */ (() => v.strictObject({ file_id: idField }))();
 
-// The words classic zod used for these two checks, which clients have seen since the first release.
+// The optional fields take null and "" as not given (as the API shows them, and as a JSON body unsets a field).
 const linkAttachmentInput = /* @__PURE__ */ (() =>
   nested(
     v.strictObject({
       type: attachmentType,
       url: httpsUrl,
       name: v.optional(
-        v.pipe(
-          v.string(),
-          v.minLength(1, 'Too small: expected string to have >=1 characters'),
-          v.maxLength(255, 'Too big: expected string to have <=255 characters'),
-          // As every other name (nameField): a name is shown, and a line break or NUL in it is no one's file name.
-          v.check((s) => !CONTROL_CHARACTER.test(s), 'must not contain control characters'),
+        emptyMeansNull(
+          v.pipe(
+            v.string(),
+            v.maxLength(255, 'must be at most 255 characters'),
+            // As every other name (nameField): a name is shown, and a line break or NUL in it is no one's file name.
+            v.check((s) => !CONTROL_CHARACTER.test(s), 'must not contain control characters'),
+          ),
         ),
       ),
       mime_type: v.optional(
-        v.pipe(
-          v.string(),
-          v.maxLength(255, 'Too big: expected string to have <=255 characters'),
-          v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png'),
+        emptyMeansNull(
+          v.pipe(
+            v.string(),
+            v.maxLength(255, 'must be at most 255 characters'),
+            v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a media type such as image/png'),
+          ),
         ),
       ),
-      size: v.optional(integerField(0, Number.MAX_SAFE_INTEGER)),
+      size: v.optional(emptyMeansNull(integerField(0, Number.MAX_SAFE_INTEGER))),
     }),
   ))();
 

@@ -8,7 +8,7 @@ export const MAX_ATTACHMENTS = 10;
 
 /** An attachment as a request gives it (checked by the request schema): an external link, or an uploaded file. */
 export type AttachmentInput =
-  | { type: Attachment['type']; url: string; name?: string; mime_type?: string; size?: number; file_id?: undefined }
+  | { type: Attachment['type']; url: string; name?: string | null; mime_type?: string | null; size?: number | null; file_id?: undefined }
   | { file_id: string; type?: Attachment['type']; url?: undefined };
 
 /** A list of attachments, or an empty value meaning "none". */
