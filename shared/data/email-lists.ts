@@ -179,12 +179,17 @@ export async function deleteEmailList(accountId: string, id: number, also: Trans
 
 /**
  * Ends a list's round of work, at most once: when nothing of it is pending
- * or held any more, drops `work_started_at` (set by the first add since the
- * list was last complete) and returns how many seconds the round took.
- * Undefined when the list still has work, or another worker ended the round.
+ * or held any more and no import holds it (the list is completed), drops
+ * `work_started_at` (set by the first add since the list was last complete)
+ * and returns how many seconds the round took. Undefined when the list
+ * still has work, or another worker ended the round. So `work_started_at`
+ * is there when a round that added emails completes, and a round that added
+ * none (an import that failed before its first row) has none: the change
+ * stream announces only the first (shared/stream/account.ts).
  */
 export async function endListRound(accountId: string, id: number): Promise<number | undefined> {
-  const end = update().remove`work_started_at`.when`attribute_exists(work_started_at) AND pending_count = ${0} AND awaiting_count = ${0}`;
+  const end = update().remove`work_started_at`.when`attribute_exists(work_started_at) AND pending_count = ${0} AND awaiting_count = ${0}`
+    .when`(attribute_not_exists(imports_running) OR imports_running = ${0})`;
   const out = await unlessConditionFails(updateItem(listKey(accountId, id), end, 'UPDATED_OLD'));
   return out ? nowSeconds() - Number(out.work_started_at) : undefined;
 }

@@ -10,6 +10,7 @@ import {
 } from '#shared/data/imports';
 import { DomainError } from '#shared/errors';
 import { addToList } from '#shared/email/add-to-list';
+import { endListRounds } from '#shared/email/list-rounds';
 import { csvRows, ImportFileError, inspectCsv, MAX_IMPORT_BYTES, StorageReadError } from '#shared/email/import-csv';
 import { importObjectKey, UPLOAD_POLL_MS, type ImportPayload } from '#shared/email/imports';
 import { readObject } from '#shared/files/object-reads';
@@ -87,9 +88,12 @@ export async function addChunk(r: ImportRecord, fromRow: number, addresses: stri
   return counts;
 }
 
+/** The import no longer holds its list: the list's round ends here if its emails were all finished before. */
+const endRound = (r: ImportRecord) => endListRounds([{ accountId: r.account_id, listId: r.email_list_id }]);
+
 /** Ends the import in error and lets its file go. */
 async function fail(r: ImportRecord, message: string): Promise<Step> {
-  await failImport(r, message);
+  if (await failImport(r, message)) await endRound(r);
   await dropFile(r);
   return { done: true };
 }
@@ -154,7 +158,8 @@ async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
       const stop = await flush(nextByte);
       if (stop) return stop;
     }
-    if (!(await completeImport(r))) {
+    if (await completeImport(r)) await endRound(r);
+    else {
       // The file ended before the rows its first pass counted: it changed under the import (where storage does not
       // refuse a read of another version). Ended in error rather than left importing; what was added stays.
       const now = await getImport(r.account_id, r.email_list_id, r.id);

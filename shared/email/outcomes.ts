@@ -1,8 +1,8 @@
-import { endListRound } from '#shared/data/email-lists';
 import { finishEmails, type Outcome } from '#shared/data/email-status';
 import { getEmails, type EmailRecord } from '#shared/data/emails';
 import { describeError, logger } from '#shared/util/logger';
-import { countMetric, recordMetric } from '#shared/util/metrics';
+import { countMetric } from '#shared/util/metrics';
+import { endListRounds } from '#shared/email/list-rounds';
 
 /*
  * Recording how validations ended, apart from validating (processing.ts):
@@ -42,16 +42,6 @@ export async function recordOutcomes<T extends Done>(done: T[]): Promise<T[][]> 
   const accountOf = new Map(done.map((d) => [d.email.email_list_id, d.email.account_id]));
   await endListRounds([...finishedLists].map((listId) => ({ accountId: accountOf.get(listId)!, listId })));
   return failed;
-}
-
-/** After outcomes are recorded: each list they finished emails of may now be complete; record how long its round of work took. */
-export async function endListRounds(lists: { accountId: string; listId: number }[]): Promise<void> {
-  for (const { accountId, listId } of lists) {
-    const seconds = await endListRound(accountId, listId);
-    if (seconds === undefined) continue;
-    recordMetric('listCompletionTime', seconds);
-    logger.info('email list completed', { list_id: listId, seconds });
-  }
 }
 
 /** A batch that reached the dead-letter queue: its unfinished emails end as `error`, and so does their list. */

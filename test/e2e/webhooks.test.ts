@@ -249,6 +249,33 @@ describe('webhooks', () => {
     for (const r of at('/lists')) expect(verify(secret, r)).toEqual(r.event);
   }, 60_000);
 
+  it('sends no email_list.completed for an import that failed before adding a row: only a round that added emails completes', async () => {
+    // Given an endpoint subscribed to email_list.completed, and a list
+    const t = await aTenant();
+    await subscribe(t, '/imports', 'email_list.completed');
+    const as = { token: t.token };
+    const list = (await email.call('POST', '/api/v1/emailList', { ...as, json: { name: 'imported' } })).body;
+    // When an import of a file with a header and no rows ends in error, having added nothing
+    const imp = (await email.call('POST', `/api/v1/emailList/${list.id}/imports`, { ...as, json: {} })).body;
+    const put = await fetch(imp.upload.url, { method: imp.upload.method, headers: imp.upload.headers, body: 'email\n' });
+    expect(put.status).toBe(200);
+    const ended = await eventually(
+      async () => {
+        const shown = (await email.call('GET', `/api/v1/emailList/${list.id}/imports/${imp.id}`, as)).body;
+        return shown.status !== 'awaiting_upload' && shown.status !== 'importing' && shown;
+      },
+      { what: 'the import ended', timeoutMs: 60_000, intervalMs: 250 },
+    );
+    expect(ended.status).toBe('error');
+    // And then an email is added to the list, whose round completes (the sentinel)
+    await email.call('POST', `/api/v1/emailList/${list.id}/emails`, { ...as, json: { emails: ['a@example.com'] } });
+    await arrived('/imports', 'email_list.completed');
+    // Then the account's feed, which numbers every event before any is delivered, has that one completion only
+    const feed = await messaging.call('GET', '/v1/events', { token: t.secretKey });
+    const completions = feed.body.data.filter((e: { type: string }) => e.type === 'email_list.completed');
+    expect(completions.map((e: { data: { object: { email_count: number } } }) => e.data.object.email_count)).toEqual([1]);
+  }, 60_000);
+
   it('retries a failing receiver with the same webhook-id: the third attempt succeeds', async () => {
     // Given a receiver that answers 500 twice
     const t = await aTenant();
