@@ -14,8 +14,8 @@ import type { Info } from 'csv-parse';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
-/** A row longer than this is no row of a contact list: bounds what the parser buffers. */
-const MAX_ROW_CHARS = 64 * 1024;
+/** A row longer than this (1 MiB: room for a long notes column) is no row of a contact list: bounds what the parser buffers. */
+export const MAX_ROW_CHARS = 1024 * 1024;
 
 const parserOptions = (bom: boolean) => ({
   bom,
@@ -84,6 +84,11 @@ async function* rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: numb
     if (error instanceof ImportFileError || error instanceof StorageReadError) throw error;
     // csv-parse's errors name the line and what it found there. Every one of them is about the file (not all codes
     // start with CSV_: a quote inside an unquoted field is INVALID_OPENING_QUOTE), and reading it again fails the same way.
+    if (error instanceof CsvError && error.code === 'CSV_MAX_RECORD_SIZE') {
+      throw new ImportFileError(
+        `a row (line ${(error as { lines?: number }).lines ?? '?'}) is longer than 1 MiB: no row of a contact list is`,
+      );
+    }
     if (error instanceof CsvError) throw new ImportFileError(`the file is not a valid CSV: ${error.message}`);
     throw error;
   }

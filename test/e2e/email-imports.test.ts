@@ -145,6 +145,16 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     expect((await getList(list.id)).rejected_count).toBe(2);
   });
 
+  it('takes a row with a long cell beside the address (a notes column of 200 KB)', async () => {
+    // Given a list, and a file whose second row carries a long note
+    const list = await newList();
+    const imp = await createImport(list.id);
+    // When it is imported
+    await upload(imp, `email,notes\nlong@example.com,"${'note '.repeat(40_000)}"\nshort@example.com,x\n`);
+    // Then both rows are added
+    expect(await ended(list.id, imp.id)).toMatchObject({ status: 'completed', row_count: 2, accepted_count: 2 });
+  });
+
   it.each([
     ['a binary file', () => randomBytes(4096), /not (valid UTF-8|text)/],
     ['a file with no address column', () => 'name,phone\nJane,123\nBob,456\n', /no column/],
@@ -152,6 +162,7 @@ describe.each(transports('email'))('email list imports over %s', (transport) => 
     ['a file whose quotes never close', () => 'email\n"a@example.com\n', /not a valid CSV/],
     // csv-parse's only error whose code does not start with CSV_ (INVALID_OPENING_QUOTE): it once left the import retried forever
     ['a quote inside an unquoted field', () => 'email\na"b@example.com\n', /not a valid CSV/],
+    ['a row longer than 1 MiB', () => `email,notes\na@example.com,${'x'.repeat(1024 * 1024)}\n`, /a row \(line 2\) is longer than 1 MiB/],
   ])('ends in error with the list unchanged for %s', async (_name, body, message) => {
     // Given a list with one address
     const list = await newList();
