@@ -1851,8 +1851,8 @@ export interface components {
     CreateEmailListRequest: {
       /** @description 1 to 200 characters (code points), not only whitespace, no control characters. */
       name: string;
-      /** @description At most 2,000 characters. */
-      description?: string;
+      /** @description At most 2,000 characters; null is none (as a list shows it). */
+      description?: string | null;
     };
   };
   responses: {

@@ -16,7 +16,13 @@ export const emailsBody = /* @__PURE__ */ (() =>
 export const createListBody = /* @__PURE__ */ (() =>
   v.strictObject({
     name: nameField(200, 'refused'),
-    description: v.optional(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'))),
+    // null is no description, as a list shows it.
+    description: v.optional(
+      v.pipe(
+        v.nullable(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'))),
+        v.transform((d) => d ?? undefined),
+      ),
+    ),
   }))();
 
 /**

@@ -222,6 +222,10 @@ describe.each(transports('email'))('email validation API over %s', (transport) =
         progress: { pending: 0, insufficient_credits: 0, finished: 0 },
       });
       expect(await getList(res.body.id)).toEqual(res.body);
+      // And a create sending back the description as a list shows it (null) is the same
+      const again = await api.call('POST', '/api/v1/emailList', { ...as(t), json: { name: 'Newsletter', description: null } });
+      expect(again.status).toBe(201);
+      expect(again.body).toMatchObject({ name: 'Newsletter', description: null });
     });
 
     it('replays a list create under an Idempotency-Key, and a retry of an interrupted one finds the list it made', async () => {
