@@ -30,8 +30,13 @@ export async function removeEmail(who: Tenant, id: number): Promise<void> {
   if (!(await deleteEmail(who.accountId, id))) throw notFound('email', String(id), 'id');
 }
 
+// A page past 2^53 arrives held at 2^53 - 1 (shared/http/email-schemas.ts): not the number the client sent, so not named.
 export const pageOutOfRange = (page: number, lastPage: number) =>
-  invalid(`page ${page} does not exist; the pages are 1 to ${lastPage}`, 'page', 'page_out_of_range');
+  invalid(
+    `${page < Number.MAX_SAFE_INTEGER ? `page ${page}` : 'that page'} does not exist; the pages are 1 to ${lastPage}`,
+    'page',
+    'page_out_of_range',
+  );
 
 /** The last page of a collection, read again only on this error path so the listing's reads stay as they are. */
 export const lastPageOf = async (key: Key) => totalPages((await readCollection(key)).memberCount);
