@@ -373,6 +373,9 @@ const USAGE = [
 const GLOBAL_FLAGS = ['table', 'region', 'stack'];
 const NUMERIC_FLAGS = ['credits', 'amount', 'expires-in'];
 
+/** The command the line named, once known: a usage error then shows that command's usage, not every command's. */
+let named: string | undefined;
+
 function parse(argv: string[]) {
   const names = [...new Set([...GLOBAL_FLAGS, ...Object.values(commands).flatMap((c) => flagsOf(c).flags)])];
   let parsed;
@@ -397,6 +400,7 @@ function parse(argv: string[]) {
     if (value === undefined || value.trim() === '') throw usageError(`--${flag} must not be empty`);
   }
   for (const flag of required) if (flags[flag] === undefined) throw usageError(`${name} needs --${flag}`);
+  named = name;
   for (const flag of NUMERIC_FLAGS) count(flags, flag);
   return { command, flags };
 }
@@ -469,6 +473,9 @@ try {
 } catch (error) {
   // The domain's refusals: a bad value is a usage error, anything else (not found, a conflict) a failure.
   const exitCode = error instanceof CliError ? error.exitCode : error instanceof DomainError && error.kind === 'invalid' ? 2 : 1;
-  if (exitCode === 2) console.error(USAGE);
+  if (exitCode === 2) {
+    const command = named === undefined ? undefined : commands[named];
+    console.error(command ? `usage: npm run -s admin -- ${named} ${command.usage}`.trimEnd() + '   (help: every command)' : USAGE);
+  }
   finish({ error: { message: (error as Error).message || String(error) } }, exitCode);
 }

@@ -69,4 +69,30 @@ describe('npm run dns:demo', () => {
     );
     started.delete(proc);
   });
+
+  it('says in one line that its port is taken, and exits 1, rather than printing a stack trace', async () => {
+    // Given a port some other process holds (UDP, as the DNS server binds)
+    const { createSocket } = await import('node:dgram');
+    const taken = createSocket('udp4');
+    const port = await freePort();
+    await new Promise<void>((resolve) => taken.bind(port, '127.0.0.1', resolve));
+    try {
+      // When the demo server is started on it
+      const proc = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo-dns.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, DNS_DEMO_PORT: String(port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let err = '';
+      proc.stderr!.on('data', (chunk) => (err += chunk));
+      const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+      // Then it exits 1 with one line naming the port and the variable
+      expect(code).toBe(1);
+      expect(err.trim()).toBe(
+        `npm run dns:demo: port ${port} (DNS_DEMO_PORT) is already in use; choose another: DNS_DEMO_PORT=<port> npm run dns:demo`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
 });

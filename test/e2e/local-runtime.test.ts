@@ -366,6 +366,9 @@ describe('npm start and the admin command line', () => {
     expect(token.json.token).toMatch(/^tok_/);
     expect(usage.code).toBe(2);
     expect(usage.json.error.message).toMatch(/--credits/);
+    // A refused value shows its command's usage, one line, not every command's
+    expect(usage.stderr).toContain('usage: npm run -s admin -- account create --name N [--credits C]');
+    expect(usage.stderr).not.toContain('token list');
     expect(unknownAccount.code).toBe(1);
     expect(unknownAccount.json.error.message).toMatch(/not found/);
 
