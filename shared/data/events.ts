@@ -57,14 +57,19 @@ const MAX_TAIL = 250;
 /** Appends that lost the next number to another writer: each reads the tail again. */
 const MAX_ATTEMPTS = 8;
 
-async function tailOf(feed: Feed, appending: number): Promise<{ head: number; seen: Set<string> }> {
+async function tailOf(feed: Feed, appending: number): Promise<{ head: number; headMs: number; seen: Set<string> }> {
   const { template } = spec(feed);
   const items = await query(
-    { partition: feedPartition(feed), sort: ['begins_with', template.skPrefix], forward: false, projection: 'sk, from_change' },
+    { partition: feedPartition(feed), sort: ['begins_with', template.skPrefix], forward: false, projection: 'sk, from_change, id_ms' },
     Math.min(appending + TAIL, MAX_TAIL),
     1,
   );
-  return { head: items[0] ? seqOf(items[0]) : 0, seen: new Set(items.map((item) => String(item.from_change))) };
+  return {
+    head: items[0] ? seqOf(items[0]) : 0,
+    // Items written before id_ms have none: their ids are not ordered by time, and the next one's need not follow them.
+    headMs: Number(items[0]?.id_ms ?? 0),
+    seen: new Set(items.map((item) => String(item.from_change))),
+  };
 }
 
 /**
@@ -89,10 +94,11 @@ const ITEM_OVERHEAD_BYTES = 200;
  * The items of the next write, numbered from `seq + 1`: one, or (from
  * TRANSACT_FROM waiting) as many as one transaction takes, at least one.
  */
-function nextWrite(feed: Feed, partition: string, seq: number, pending: NewEvent[]) {
+function nextWrite(feed: Feed, partition: string, seq: number, afterMs: number, pending: NewEvent[]) {
+  let ms = afterMs;
   const candidates = pending
     .slice(0, pending.length < TRANSACT_FROM ? 1 : TRANSACT_MAX)
-    .map((next, i) => eventItem(feed, partition, seq + 1 + i, next));
+    .map((next, i) => eventItem(feed, partition, seq + 1 + i, next, (ms = Math.max(ms, next.createdMs))));
   let taken = 1;
   let bytes = candidates[0]!.item.body.length + ITEM_OVERHEAD_BYTES;
   for (; taken < candidates.length; taken++) {
@@ -113,11 +119,12 @@ export async function appendEvents(feed: Feed, events: NewEvent[]): Promise<Feed
   let pending = events;
   for (let attempt = 1; pending.length > 0; attempt++) {
     if (attempt > MAX_ATTEMPTS) throw new Error(`feed ${partition}: no free number after ${MAX_ATTEMPTS} attempts`);
-    const { head, seen } = await tailOf(feed, pending.length);
+    const { head, headMs, seen } = await tailOf(feed, pending.length);
     pending = pending.filter((e) => !seen.has(e.fromChange));
     let seq = head;
+    let lastMs = headMs;
     while (pending.length > 0) {
-      const items = nextWrite(feed, partition, seq, pending);
+      const items = nextWrite(feed, partition, seq, lastMs, pending);
       if (seq + items.length > MAX_SEQ) throw new Error(`feed ${partition} is full`);
       const took =
         items.length === 1
@@ -125,6 +132,7 @@ export async function appendEvents(feed: Feed, events: NewEvent[]): Promise<Feed
           : (await transactNamed(items.map(({ item }, i) => [String(i), txPut(item, condition`attribute_not_exists(pk)`)]))).length === 0;
       if (!took) break;
       appended.push(...items.map(({ event }) => event));
+      lastMs = items.at(-1)!.item.id_ms;
       pending = pending.slice(items.length);
       seq += items.length;
     }
@@ -133,13 +141,19 @@ export async function appendEvents(feed: Feed, events: NewEvent[]): Promise<Feed
   return appended;
 }
 
-/** Event number `seq` of the feed, and the item that holds it. */
-function eventItem(feed: Feed, partition: string, seq: number, next: NewEvent) {
-  const event = { id: feedEventId(partition, seq, next.createdMs), ...next.event } as FeedEvent;
+/**
+ * Event number `seq` of the feed, and the item that holds it. Its id's time
+ * is its change's, or the feed's last id's when that is later (changes of
+ * other partitions commit in another order than their clocks read), so
+ * that ids sort in the feed's order, as ids sort by time.
+ */
+function eventItem(feed: Feed, partition: string, seq: number, next: NewEvent, idMs: number) {
+  const event = { id: feedEventId(partition, seq, idMs), ...next.event } as FeedEvent;
   const item = {
     ...eventKey(feed, seq),
     type: 'event',
     from_change: next.fromChange,
+    id_ms: idMs,
     body: JSON.stringify(event),
     expires_at: Math.floor(next.createdMs / 1000) + retentionDays() * 86_400,
   };

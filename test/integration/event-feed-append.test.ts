@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { encodeTime } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { appendEvents, eventsAfter, type Feed, type NewEvent } from '#shared/data/events';
 import { listEvents } from '#shared/events/list';
@@ -86,5 +87,27 @@ describe('appending to an events feed', () => {
     // And their numbers run from 1 without a gap (the page after number 18 is the last event alone)
     const tail = await eventsAfter(feed, 18, 100);
     expect([tail.afterFound, tail.events.length, tail.lastSeq]).toEqual([true, 1, 19]);
+    // And their ids sort in the feed's order
+    const ids = stored.map((e) => e.id);
+    expect([...ids].sort()).toEqual(ids);
+  });
+
+  it("gives ids that sort in the feed's order, even when a later change's clock read earlier", async () => {
+    // Given a feed, and changes whose clocks go backwards as they commit (changes of other partitions)
+    const feed = { accountId: `acct_${randomUUID()}` };
+    const now = Date.now();
+    const backwards = events('late', 6).map((e, i) => ({ ...e, createdMs: now - i * 7 }));
+    // When they are appended one at a time, then as a burst, then one more much earlier still
+    for (const e of backwards.slice(0, 2)) await appendEvents(feed, [e]);
+    await appendEvents(feed, backwards.slice(2));
+    await appendEvents(feed, [{ ...events('next', 1)[0]!, createdMs: now - 1000 }]);
+    // Then the seven ids, sorted as text, are in the feed's order
+    const ids = (await all(feed)).map((e) => e.id);
+    expect(ids).toHaveLength(7);
+    expect([...ids].sort()).toEqual(ids);
+    // And a later change's id takes its own time again
+    const [later] = await appendEvents(feed, [{ ...events('later', 1)[0]!, createdMs: now + 5000 }]);
+    expect(later!.id > ids.at(-1)!).toBe(true);
+    expect(later!.id.slice(4, 14)).toBe(encodeTime(now + 5000, 10));
   });
 });
