@@ -394,13 +394,13 @@ function parse(argv: string[]) {
   if (name === '') throw usageError('no command given');
   const command = commands[name];
   if (!command) throw usageError(`unknown command "${name}"`);
+  named = name;
   const { flags: takes, required } = flagsOf(command);
   for (const [flag, value] of Object.entries(flags)) {
     if (!takes.includes(flag) && !GLOBAL_FLAGS.includes(flag)) throw usageError(`${name} does not take --${flag}`);
     if (value === undefined || value.trim() === '') throw usageError(`--${flag} must not be empty`);
   }
   for (const flag of required) if (flags[flag] === undefined) throw usageError(`${name} needs --${flag}`);
-  named = name;
   for (const flag of NUMERIC_FLAGS) count(flags, flag);
   return { command, flags };
 }

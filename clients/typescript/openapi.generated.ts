@@ -1781,7 +1781,7 @@ export interface components {
       type: components['schemas']['AttachmentType'];
       /** @description An https URL (checked with the WHATWG URL parser). */
       url: string;
-      /** @description File name; null or `""` is not given (as a response shows it). */
+      /** @description File name; null or `""` is not given. */
       name?: string | '' | null;
       /** @description Media type; null or `""` is not given. */
       mime_type?: string | '' | null;

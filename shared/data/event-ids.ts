@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { decodeTime, encodeTime } from 'ulid';
 
 /**
- * A feed event's id is its own cursor: the change's time (10 characters, as
- * a ULID's), its number in the feed (8) and a tag of the feed it belongs to
+ * A feed event's id is its own cursor: a time (10 characters, as a ULID's:
+ * the change's, or the feed's previous id's when later, so that a feed's ids
+ * sort in its order; shared/data/events.ts), its number in the feed (8) and a tag of the feed it belongs to
  * (8), all Crockford base32. Reading `after=<id>` needs no lookup, an id of
  * another feed is told apart by its tag, and one past the retention by its
  * time. The shape is any other id's (`evt_` and 26 characters).

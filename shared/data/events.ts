@@ -155,7 +155,8 @@ function eventItem(feed: Feed, partition: string, seq: number, next: NewEvent, i
     from_change: next.fromChange,
     id_ms: idMs,
     body: JSON.stringify(event),
-    expires_at: Math.floor(next.createdMs / 1000) + retentionDays() * 86_400,
+    // From the id's time, which the cursor's 410 reads: an event gone by its TTL is past its retention by its id too.
+    expires_at: Math.floor(idMs / 1000) + retentionDays() * 86_400,
   };
   return { event, item };
 }

@@ -99,10 +99,13 @@ const listOf = (r: ImportRecord) => keys.list.key({ acct: r.account_id, list: r.
  * its change once. A list deleted meanwhile has nothing to count: the
  * import's change is written alone. True for the write that changed it.
  */
-async function withList(r: ImportRecord, change: Update, delta: 1 | -1): Promise<boolean> {
+async function withList(r: ImportRecord, change: Update, delta: 1 | -1, failed = false): Promise<boolean> {
+  const list = update().add`imports_running ${delta}`.when`attribute_exists(pk)`;
+  // The change stream tells a failed import's release from a completed one's by this (shared/stream/account.ts).
+  if (failed) list.set`failed_import = ${r.id}`;
   const codes = await transactNamed([
     ['import', txUpdate(keyOf(r), change)],
-    ['list', txUpdate(listOf(r), update().add`imports_running ${delta}`.when`attribute_exists(pk)`)],
+    ['list', txUpdate(listOf(r), list)],
   ]);
   if (codes.length === 0) return true;
   if (codes.includes('import')) return false;
@@ -147,8 +150,8 @@ export const advanceImport = (
   );
 
 /** The import has ended: its list no longer waits for it (an import from before `holds_list` never held it). */
-const ended = (r: ImportRecord, change: Update) =>
-  r.status === 'importing' && r.holds_list ? withList(r, change, -1) : conditionHeld(updateItem(keyOf(r), change));
+const ended = (r: ImportRecord, change: Update, failed = false) =>
+  r.status === 'importing' && r.holds_list ? withList(r, change, -1, failed) : conditionHeld(updateItem(keyOf(r), change));
 
 /** Every row was added. False when the record says otherwise: fewer rows done than the file had, or ended already. */
 export const completeImport = (r: ImportRecord) =>
@@ -157,7 +160,7 @@ export const completeImport = (r: ImportRecord) =>
 /** The import ends in error; one already ended stays as it ended. */
 export async function failImport(r: ImportRecord, message: string): Promise<boolean> {
   const fail = (from: ImportRecord) =>
-    ended(from, update().set`${status} = ${'error'}, error_message = ${message}`.when`${status} = ${from.status}`);
+    ended(from, update().set`${status} = ${'error'}, error_message = ${message}`.when`${status} = ${from.status}`, true);
   if (await fail(r)) return true;
   // Started meanwhile (by a GET that found the file): fail it as it is now, holding its list.
   const now = await getImport(r.account_id, r.email_list_id, r.id);

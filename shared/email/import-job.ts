@@ -190,7 +190,12 @@ async function importRows(r: ImportRecord, deadline: number): Promise<Step> {
 /** One run of a `list-import` job (`listImport` in shared/email/list-import.ts, which imports this module on the first run). */
 export async function importStep(job: Job<ImportPayload>, deadline: number): Promise<Step> {
   const r = await getImport(job.accountId, job.payload.listId, job.payload.importId);
-  if (!r || r.status === 'completed' || r.status === 'error') return { done: true };
+  if (!r) return { done: true };
+  if (r.status === 'completed' || r.status === 'error') {
+    // Ended by a run that may have died before ending its list's round: ending it again changes nothing.
+    await endRound(r);
+    return { done: true };
+  }
   if (r.status === 'awaiting_upload') {
     if ((await objectSize(importObjectKey(r.account_id, r.id))) === undefined) {
       if (nowSeconds() > r.upload_expires_at + UPLOAD_GRACE_SECONDS) return fail(r, 'no file was uploaded within an hour');

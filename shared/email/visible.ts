@@ -1,5 +1,5 @@
 import type { Tenant } from '#shared/data/tokens';
-import { getEmailList } from '#shared/data/email-lists';
+import { endListRound, getEmailList } from '#shared/data/email-lists';
 import { deleteEmail } from '#shared/data/email-deletes';
 import { collectionKey, getEmail, listEmailsPage, type EmailRecord } from '#shared/data/emails';
 import { readCollection, totalPages, type Key } from '#shared/data/collections';
@@ -26,8 +26,12 @@ export async function listStandaloneEmails(who: Tenant, page: number) {
 }
 
 export async function removeEmail(who: Tenant, id: number): Promise<void> {
-  await visibleEmail(who, id);
+  const email = await visibleEmail(who, id);
   if (!(await deleteEmail(who.accountId, id))) throw notFound('email', String(id), 'id');
+  // An unfinished email's list may have nothing left to do: the round ends here (untimed: no email of it finished), so
+  // that a later round's events and time start from their own.
+  const unfinished = email.status === 'pending' || email.status === 'processing';
+  if (unfinished && email.email_list_id !== null) await endListRound(who.accountId, email.email_list_id);
 }
 
 // A page past 2^53 arrives held at 2^53 - 1 (shared/http/email-schemas.ts): not the number the client sent, so not named.

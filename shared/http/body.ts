@@ -26,7 +26,11 @@ export function parseForm(text: string, maps: readonly string[] = []) {
   const form = formParser.get()(text, maps, MAX_FORM_PARAMETERS);
   if (form.conflict) {
     const [value, bracketed] = form.conflict;
-    throw badRequest(`${value} is sent both as a value and as ${bracketed}: send one or the other`, value, 'parameter_invalid');
+    throw badRequest(
+      `${value} is sent empty (a removal) beside ${bracketed}: send the removal and the rest in two requests`,
+      value,
+      'parameter_invalid',
+    );
   }
   return form.parameters;
 }

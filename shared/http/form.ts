@@ -23,34 +23,45 @@ function markedMapKey(key: string, maps: readonly string[]): string {
 // into a chunk of its own, read at every init (docs/performance.md, Code splitting).
 const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A parameter name's path: the name, then each bracketed segment (`[]` an empty one), NUL-separated as no name holds one. */
+/** Bracketed segments the parser reads under a name (its `depth`): what follows stays one key, as the parser keeps it. */
+const DEPTH = 4;
+
+/**
+ * A parameter name's path as the parser reads it: the name, then each
+ * bracketed segment (`[]` an empty one) up to DEPTH, then the rest as one;
+ * NUL-separated, as no name holds one. Linear in the name's length.
+ */
 const pathOf = (key: string) => {
   const open = key.indexOf('[');
   if (open <= 0) return key;
   const parts = [key.slice(0, open)];
-  for (let at = open; key[at] === '[';) {
+  let at = open;
+  for (; parts.length <= DEPTH && key[at] === '[';) {
     const close = key.indexOf(']', at);
     if (close < 0) break;
     parts.push(key.slice(at + 1, close));
     at = close + 1;
   }
+  if (at < key.length && parts.length > DEPTH) parts.push(key.slice(at));
   return parts.join('\u0000');
 };
 
 /**
- * The first parameter sent both as a value and with brackets under it
- * (`reactions[heart]=` and `reactions[heart][]=dana`), as [the value's name,
- * the bracketed one's]: the parser would fold the two into one list, in the
- * order they came, and the request would mean what its parameters' order
- * made of it.
+ * The first parameter sent empty (a removal: `reactions[heart]=`,
+ * `attachments=`) beside others with brackets under it
+ * (`reactions[heart][]=dana`), as [the empty one's name, the bracketed
+ * one's]: the parser would fold the two into one list, in the order they
+ * came, and the request would mean what its parameters' order made of it.
+ * At most DEPTH + 1 prefixes of each name are looked up.
  */
 function shapeConflict(text: string): [string, string] | undefined {
-  const names = [...new Set(new URLSearchParams(text).keys())];
-  const paths = new Map(names.map((name) => [pathOf(name), name]));
-  for (const name of names) {
+  const parameters = [...new URLSearchParams(text)];
+  const emptied = new Map(parameters.filter(([, value]) => value === '').map(([name]) => [pathOf(name), name]));
+  if (emptied.size === 0) return undefined;
+  for (const name of new Set(parameters.map(([name]) => name))) {
     const path = pathOf(name);
     for (let cut = path.indexOf('\u0000'); cut > 0; cut = path.indexOf('\u0000', cut + 1)) {
-      const value = paths.get(path.slice(0, cut));
+      const value = emptied.get(path.slice(0, cut));
       if (value !== undefined) return [value, name];
     }
   }

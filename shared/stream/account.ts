@@ -59,8 +59,9 @@ const LIST_EVENTS: Partial<Record<ListStatus, EventType>> = {
  * credits or error, once: the change that moved the derived status
  * (shared/data/email-lists.ts, listStatus). A new empty list is completed
  * from the start, and that is no transition; nor is the end of an import
- * that added nothing (it failed before its first row): a round that added
- * emails carries `work_started_at` until after it completes (endListRound).
+ * that failed having added nothing (before its first row): its release
+ * names it in `failed_import`, and a round that added emails carries
+ * `work_started_at` until after it completes (endListRound).
  */
 function listEvents(change: Change): AccountEvent[] {
   if (change.eventName !== 'MODIFY') return [];
@@ -69,7 +70,8 @@ function listEvents(change: Change): AccountEvent[] {
   const status = listStatus(after);
   const type = LIST_EVENTS[status];
   if (!type || listStatus(before) === status) return [];
-  if (status === 'completed' && change.newImage!.work_started_at === undefined) return [];
+  const failedImportEnded = change.newImage!.failed_import !== change.oldImage!.failed_import;
+  if (status === 'completed' && failedImportEnded && change.newImage!.work_started_at === undefined) return [];
   return [event(change, after.account_id, type, presentEmailList(after))];
 }
 

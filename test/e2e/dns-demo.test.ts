@@ -81,11 +81,20 @@ describe('npm run dns:demo', () => {
       const proc = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo-dns.ts'], {
         cwd: ROOT,
         env: { ...process.env, DNS_DEMO_PORT: String(port) },
+        detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      started.add(proc);
       let err = '';
       proc.stderr!.on('data', (chunk) => (err += chunk));
-      const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+      // A server that bound the port anyway would serve until stopped: it is killed after the test, and fails it here.
+      const code = await new Promise<number | null>((resolve, reject) => {
+        proc.once('exit', resolve);
+        proc.stdout!.on('data', (chunk) => {
+          if (/^DNS_SERVERS=/m.test(String(chunk))) reject(new Error(`dns:demo served on a taken port: ${chunk}`));
+        });
+      });
+      started.delete(proc);
       // Then it exits 1 with one line naming the port and the variable
       expect(code).toBe(1);
       expect(err.trim()).toBe(

@@ -249,31 +249,69 @@ describe('webhooks', () => {
     for (const r of at('/lists')) expect(verify(secret, r)).toEqual(r.event);
   }, 60_000);
 
-  it('sends no email_list.completed for an import that failed before adding a row: only a round that added emails completes', async () => {
-    // Given an endpoint subscribed to email_list.completed, and a list
-    const t = await aTenant();
-    await subscribe(t, '/imports', 'email_list.completed');
-    const as = { token: t.token };
-    const list = (await email.call('POST', '/api/v1/emailList', { ...as, json: { name: 'imported' } })).body;
-    // When an import of a file with a header and no rows ends in error, having added nothing
-    const imp = (await email.call('POST', `/api/v1/emailList/${list.id}/imports`, { ...as, json: {} })).body;
-    const put = await fetch(imp.upload.url, { method: imp.upload.method, headers: imp.upload.headers, body: 'email\n' });
+  /** Imports `csv` into the list as a client does (create, presigned upload, GET until it ends); answers the import. */
+  async function imported(token: string, listId: number, csv: string) {
+    const as = { token };
+    const imp = (await email.call('POST', `/api/v1/emailList/${listId}/imports`, { ...as, json: {} })).body;
+    const put = await fetch(imp.upload.url, { method: imp.upload.method, headers: imp.upload.headers, body: csv });
     expect(put.status).toBe(200);
-    const ended = await eventually(
+    return eventually(
       async () => {
-        const shown = (await email.call('GET', `/api/v1/emailList/${list.id}/imports/${imp.id}`, as)).body;
+        const shown = (await email.call('GET', `/api/v1/emailList/${listId}/imports/${imp.id}`, as)).body;
         return shown.status !== 'awaiting_upload' && shown.status !== 'importing' && shown;
       },
       { what: 'the import ended', timeoutMs: 60_000, intervalMs: 250 },
     );
-    expect(ended.status).toBe('error');
-    // And then an email is added to the list, whose round completes (the sentinel)
-    await email.call('POST', `/api/v1/emailList/${list.id}/emails`, { ...as, json: { emails: ['a@example.com'] } });
-    await arrived('/imports', 'email_list.completed');
-    // Then the account's feed, which numbers every event before any is delivered, has that one completion only
+  }
+
+  /** The email_count of each email_list.completed in the account's feed, which numbers every event before any is delivered. */
+  async function completionsInFeed(t: Tenant) {
     const feed = await messaging.call('GET', '/v1/events', { token: t.secretKey });
-    const completions = feed.body.data.filter((e: { type: string }) => e.type === 'email_list.completed');
-    expect(completions.map((e: { data: { object: { email_count: number } } }) => e.data.object.email_count)).toEqual([1]);
+    return feed.body.data
+      .filter((e: { type: string }) => e.type === 'email_list.completed')
+      .map((e: { data: { object: { email_count: number } } }) => e.data.object.email_count);
+  }
+
+  it('sends no email_list.completed for an import that failed having added nothing; one for an import whose rows were all refused', async () => {
+    // Given an endpoint subscribed to email_list.completed, and a list
+    const t = await aTenant();
+    await subscribe(t, '/imports', 'email_list.completed');
+    const list = (await email.call('POST', '/api/v1/emailList', { token: t.token, json: { name: 'imported' } })).body;
+    // When an import of a file with a header and no rows ends in error, having added nothing
+    expect((await imported(t.token, list.id, 'email\n')).status).toBe('error');
+    // And then an email is added to the list, whose round completes (the sentinel)
+    await email.call('POST', `/api/v1/emailList/${list.id}/emails`, { token: t.token, json: { emails: ['a@example.com'] } });
+    await arrived('/imports', 'email_list.completed');
+    // Then that round's is the one completion
+    expect(await completionsInFeed(t)).toEqual([1]);
+    // When an import completes having refused its every row, it completes the list it held: a second completion
+    expect(await imported(t.token, list.id, 'email\nnot-an-address\n')).toMatchObject({ status: 'completed', rejected_count: 1 });
+    await arrived('/imports', 'email_list.completed', 2);
+    expect(await completionsInFeed(t)).toEqual([1, 1]);
+  }, 60_000);
+
+  it('ends the round a delete emptied, so that a failed import after it completes nothing', async () => {
+    // Given a metered account with no credits, subscribed to email_list.completed, and an email of a list held for credits
+    const t = await aTenant();
+    await addCredits(t.accountId, 0);
+    await subscribe(t, '/emptied', 'email_list.completed');
+    const list = (await email.call('POST', '/api/v1/emailList', { token: t.token, json: { name: 'emptied' } })).body;
+    const added = await email.call('POST', `/api/v1/emailList/${list.id}/emails`, {
+      token: t.token,
+      json: { emails: ['held@example.com'] },
+    });
+    const [held] = added.body.emails;
+    // When it is deleted: the list completes, as the round of its one email ends
+    expect((await email.call('DELETE', `/api/v1/email/${held.id}`, { token: t.token })).status).toBe(200);
+    await arrived('/emptied', 'email_list.completed');
+    // And an import then fails having added nothing
+    expect((await imported(t.token, list.id, 'email\n')).status).toBe('error');
+    // And credits come, and an email is added whose round completes (the sentinel)
+    await addCredits(t.accountId, 1);
+    await email.call('POST', `/api/v1/emailList/${list.id}/emails`, { token: t.token, json: { emails: ['paid@example.com'] } });
+    await arrived('/emptied', 'email_list.completed', 2);
+    // Then the completions are the delete's and the sentinel's: none for the failed import
+    expect(await completionsInFeed(t)).toEqual([0, 1]);
   }, 60_000);
 
   it('retries a failing receiver with the same webhook-id: the third attempt succeeds', async () => {

@@ -80,7 +80,7 @@ describe('request bodies', () => {
     expect(Object.getPrototypeOf(polluted)).toBe(Object.prototype);
   });
 
-  it('refuses a parameter sent both as a value and with brackets under it, naming the value, whatever their order', () => {
+  it('refuses a parameter sent empty (a removal) beside brackets under it, naming the empty one, whatever their order', () => {
     const refusal = (text: string) => {
       try {
         form(text);
@@ -99,7 +99,12 @@ describe('request bodies', () => {
     expect(refusal('attachments=&attachments[0][type]=file&attachments[0][url]=https://e.com/a')).toMatchObject({
       param: 'attachments',
     });
-    // While repeats of one shape, and siblings, are the lists and maps they were
+    // A name of 40,000 bracket pairs beside its emptied head: read as the parser reads it (4 segments, then one key)
+    expect(refusal(`reactions[heart]=&reactions[heart]${'[]'.repeat(40_000)}=x`)).toMatchObject({ param: 'reactions[heart]' });
+    // While repeats of one shape, siblings, a value beside brackets (both additions) and names past the parser's depth
+    // (each one key) are the lists and maps they were
+    expect(form('reactions[heart]=bob&reactions[heart][]=carol')).toEqual({ reactions: { heart: ['bob', 'carol'] } });
+    expect(refusal('a[b][c][d][e][f]=&a[b][c][d][e][f][g]=x')).toBeUndefined();
     expect(form('reactions[heart][]=a&reactions[heart][]=b&reactions[wave]=')).toEqual({ reactions: { heart: ['a', 'b'], wave: '' } });
     expect(form('attachments[0][type]=file&attachments[0][url]=u&attachments[1][type]=file')).toEqual({
       attachments: [{ type: 'file', url: 'u' }, { type: 'file' }],
