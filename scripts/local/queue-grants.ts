@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import { queues, queueUrlEnv } from '#shared/queues';
 import { routes, schedules, streams, workers, type QueueName } from '#shared/routes';
 import { sqsClient } from '#shared/util/sqs';
@@ -19,7 +18,6 @@ const grants = new Map<string, ReadonlySet<QueueName>>(
 
 const invocation = new AsyncLocalStorage<string>();
 const denied: string[] = [];
-const checked = new WeakSet<SQSClient>();
 
 function queueOf(url: string): QueueName | undefined {
   return (Object.keys(queues) as QueueName[]).find((q) => process.env[queueUrlEnv(q)] === url);
@@ -27,8 +25,6 @@ function queueOf(url: string): QueueName | undefined {
 
 async function checkSends(): Promise<void> {
   const client = await sqsClient();
-  if (checked.has(client)) return;
-  checked.add(client);
   client.middlewareStack.add(
     (next) => async (args) => {
       const handler = invocation.getStore();
@@ -45,9 +41,11 @@ async function checkSends(): Promise<void> {
   );
 }
 
-/** Runs one invocation of `handler` with its queue grants checked. */
+let installed: Promise<void> | undefined;
+
+/** Runs one invocation of `handler` with its queue grants checked (the check installed on the process's client once). */
 export async function withQueueGrants<T>(handler: string, run: () => Promise<T>): Promise<T> {
-  await checkSends();
+  await (installed ??= checkSends());
   return invocation.run(handler, run);
 }
 

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type ServiceInputTypes, type ServiceOutputTypes } from '@aws-sdk/lib-dynamodb';
 import type { InitializeMiddleware } from '@smithy/types';
+import { sdkLogger } from '#shared/util/sdk-logger';
 import { config } from '#shared/config';
 
 let client: DynamoDBDocumentClient | undefined;
@@ -16,7 +17,7 @@ const extensions = new Map<string, Middleware>();
  */
 export function db(): DynamoDBDocumentClient {
   if (!client) {
-    client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: config().region }), {
+    client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: config().region, logger: sdkLogger }), {
       marshallOptions: { removeUndefinedValues: true },
     });
     for (const [name, middleware] of extensions) client.middlewareStack.add(middleware, { step: 'initialize', name });

@@ -11,6 +11,7 @@ import { eventsAfter, type FeedEvent } from '#shared/data/events';
 import { eventWithFileUrls } from '#shared/files/urls';
 import type { Owner } from '#shared/db/keys';
 import { describeError, logger } from '#shared/util/logger';
+import { sdkLogger } from '#shared/util/sdk-logger';
 import { inParallel } from '#shared/util/parallel';
 
 /** Users whose frames are posted at once: one user with many events or connections holds one lane, not the batch. */
@@ -30,6 +31,7 @@ function connectionsApi(endpoint: string): ApiGatewayManagementApiClient {
   if (!client) {
     client = new ApiGatewayManagementApiClient({
       endpoint,
+      logger: sdkLogger,
       // A post that timed out may have been delivered: it is not sent again (a frame twice is worse than once late).
       maxAttempts: 1,
       requestHandler: { requestTimeout: POST_TIMEOUT_MS, connectionTimeout: 1_000 },
