@@ -22,8 +22,8 @@ export const loadFormParser = formParser.load;
 export const isForm = (contentType: string | undefined) => /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '');
 
 /** A form body's parameters, Stripe-style (`a[b][]=c`); `maps` names parameters whose keys are names (shared/http/form.ts). */
-export function parseForm(text: string, maps: readonly string[] = []) {
-  const form = formParser.get()(text, maps, MAX_FORM_PARAMETERS);
+export function parseForm(text: string, maps: readonly string[] = [], parameters = [...new URLSearchParams(text)]) {
+  const form = formParser.get()(text, parameters, maps, MAX_FORM_PARAMETERS);
   if (form.conflict) {
     const [value, bracketed] = form.conflict;
     throw badRequest(
@@ -214,9 +214,10 @@ export function parseBody(
   }
   if (media === 'application/x-www-form-urlencoded' && accepted.includes('form')) {
     badlyEncoded(text);
-    const forbidden = prototypeKeyIn(new URLSearchParams(text).keys());
+    const parameters = [...new URLSearchParams(text)];
+    const forbidden = prototypeKeyIn(parameters.map(([name]) => name));
     if (forbidden !== undefined) throw unknownParameter(forbidden, 'body');
-    return parseForm(text, formMaps) as Record<string, unknown>;
+    return parseForm(text, formMaps, parameters) as Record<string, unknown>;
   }
   const names = accepted.map((m) => (m === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'));
   throw new ApiError(415, 'unsupported_media_type', `Content-Type must be ${names.join(' or ')}`);

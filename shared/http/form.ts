@@ -54,8 +54,7 @@ const pathOf = (key: string) => {
  * came, and the request would mean what its parameters' order made of it.
  * At most DEPTH + 1 prefixes of each name are looked up.
  */
-function shapeConflict(text: string): [string, string] | undefined {
-  const parameters = [...new URLSearchParams(text)];
+function shapeConflict(parameters: readonly [string, string][]): [string, string] | undefined {
   const emptied = new Map(parameters.filter(([, value]) => value === '').map(([name]) => [pathOf(name), name]));
   if (emptied.size === 0) return undefined;
   for (const name of new Set(parameters.map(([name]) => name))) {
@@ -75,8 +74,9 @@ function shapeConflict(text: string): [string, string] | undefined {
  * `maps`, whose keys are names (`reactions[100][]=bob`, a reaction named
  * `100`): as in JSON, where `{"reactions": {"100": ["bob"]}}` is the same.
  */
-export const parseForm = (text: string, maps: readonly string[], maxParameters: number) => {
-  const conflict = shapeConflict(text);
+export const parseForm = (text: string, parameters: readonly [string, string][], maps: readonly string[], maxParameters: number) => {
+  // `parameters`: the body's name-value pairs as URLSearchParams reads them, which body.ts has read already.
+  const conflict = shapeConflict(parameters);
   return conflict ? { conflict } : { parameters: parsedForm(text, maps, maxParameters) };
 };
 

@@ -33,9 +33,11 @@ export function requireQueue(url: string | undefined, name: string): string {
   return url;
 }
 
-export async function sendJson(queueUrl: string, body: unknown): Promise<void> {
+/** SendMessage of `body` as JSON; `delaySeconds`: 0 to 900. */
+export async function sendJson(queueUrl: string, body: unknown, delaySeconds?: number): Promise<void> {
   const { client, module } = await sqs();
-  await client.send(new module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body) }));
+  const delay = delaySeconds === undefined ? {} : { DelaySeconds: delaySeconds };
+  await client.send(new module.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body), ...delay }));
 }
 
 /**

@@ -4,7 +4,7 @@ import { eventWithFileUrls } from '#shared/files/urls';
 import { logger } from '#shared/util/logger';
 import { parseMessage } from '#shared/util/message-schema';
 import { countMetric } from '#shared/util/metrics';
-import { sqsClient } from '#shared/util/sqs';
+import { sendJson } from '#shared/util/sqs';
 import { DISABLE_AFTER_SECONDS, retrySchedule } from '#shared/webhooks/timing';
 import { postJson } from '#shared/webhooks/post';
 import { webhooksQueueUrl, type DeliveryJob } from '#shared/webhooks/publish';
@@ -34,16 +34,8 @@ export const parseDeliveryJob = (body: string) => parseMessage(jobSchema, body) 
 const MAX_DELAY_SECONDS = 900;
 
 async function sendLater(job: DeliveryJob, notBeforeMs: number): Promise<void> {
-  const client = await sqsClient();
-  const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
   const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((notBeforeMs - Date.now()) / 1000)));
-  await client.send(
-    new SendMessageCommand({
-      QueueUrl: webhooksQueueUrl(),
-      MessageBody: JSON.stringify({ ...job, not_before_ms: notBeforeMs }),
-      DelaySeconds: delay,
-    }),
-  );
+  await sendJson(webhooksQueueUrl(), { ...job, not_before_ms: notBeforeMs }, delay);
 }
 
 /** Decrypted secrets, per endpoint and sealed value, for the container's life (a rotation changes the sealed value). */
