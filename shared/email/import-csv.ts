@@ -15,7 +15,7 @@ import type { Info } from 'csv-parse';
 export const MAX_IMPORT_ROWS = 1_000_000;
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
 /** A row longer than this (1 MiB: room for a long notes column) is no row of a contact list: bounds what the parser buffers. */
-export const MAX_ROW_CHARS = 1024 * 1024;
+const MAX_ROW_CHARS = 1024 * 1024;
 
 const parserOptions = (bom: boolean) => ({
   bom,
@@ -86,7 +86,7 @@ async function* rowsOf(body: WebStream<Uint8Array>, bom: boolean, maxBytes: numb
     // start with CSV_: a quote inside an unquoted field is INVALID_OPENING_QUOTE), and reading it again fails the same way.
     if (error instanceof CsvError && error.code === 'CSV_MAX_RECORD_SIZE') {
       throw new ImportFileError(
-        `a row (line ${(error as { lines?: number }).lines ?? '?'}) is longer than 1 MiB: no row of a contact list is`,
+        `a row (line ${(error as { lines?: number }).lines ?? '?'}) is longer than ${MAX_ROW_CHARS / 1024 / 1024} MiB: no row of a contact list is`,
       );
     }
     if (error instanceof CsvError) throw new ImportFileError(`the file is not a valid CSV: ${error.message}`);

@@ -46,7 +46,7 @@ export const unprocessable = (message: string, code = 'unprocessable') => new Ap
 
 export const internal = () => new ApiError(500, 'internal_error', 'An internal error occurred');
 
-const statusOf = { not_found: 404, invalid: 400, conflict: 409, forbidden: 403, gone: 410, unauthenticated: 401 } as const;
+const statusOf = { not_found: 404, invalid: 400, conflict: 409, forbidden: 403, gone: 410 } as const;
 
 /** The HTTP answer to a domain error. */
 export const fromDomain = (error: DomainError) =>
